@@ -1,0 +1,84 @@
+/* gx_ksw.c: extension providers for minimap2's mm_ksw_hook, and the stock ksw2 code over a batch.
+ *
+ * The cpu provider is the reference path: it runs exactly the ksw2 function minimap2 would have
+ * run, so it changes nothing, and counts jobs and DP cells per kernel. gx_batch_run runs the same
+ * stock functions over the flat arrays of gpuext/engine/jobs.py on n threads (kt_for). */
+#include <stdlib.h>
+#include <string.h>
+#include "mmpriv.h"
+#include "mmhook.h"
+#include "kthread.h"
+#include "gx_glue.h"
+
+static gx_counters_t gx_counters;
+
+int64_t gx_band_cells(int qlen, int tlen, int w)
+{ /* cells with |i - j| <= w in a tlen x qlen matrix; the same formula as jobs.band_cells */
+	int64_t q = qlen, t = tlen, ww = w < 0? (q > t? q : t) : w, full = q * t;
+	int64_t k1 = q - ww - 1, k2 = t - ww - 1, r1, r2, out = 0;
+	if (k1 > 0) r1 = t < k1? t : k1, out += r1 * k1 - r1 * (r1 - 1) / 2;
+	if (k2 > 0) r2 = q < k2? q : k2, out += r2 * k2 - r2 * (r2 - 1) / 2;
+	return full - out;
+}
+
+static int gx_kernel_of(const mm_mapopt_t *opt)
+{ /* the dispatch rule of mm_align_pair */
+	if (opt->flag & MM_F_SPLICE) return GX_KERNEL_EXTS2;
+	return opt->q == opt->q2 && opt->e == opt->e2? GX_KERNEL_EXTZ2 : GX_KERNEL_EXTD2;
+}
+
+static int gx_hook_cpu(void *km, const mm_mapopt_t *opt, int qlen, const uint8_t *qseq, int tlen, const uint8_t *tseq,
+					   const uint8_t *junc, const int8_t *mat, int w, int end_bonus, int zdrop, int flag, ksw_extz_t *ez)
+{
+	int k = gx_kernel_of(opt);
+	__atomic_fetch_add(&gx_counters.jobs[k], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&gx_counters.cells[k], gx_band_cells(qlen, tlen, k == GX_KERNEL_EXTS2? -1 : w), __ATOMIC_RELAXED);
+	if (k == GX_KERNEL_EXTS2)
+		ksw_exts2_sse(km, qlen, qseq, tlen, tseq, 5, mat, opt->q, opt->e, opt->q2, opt->noncan, zdrop, end_bonus, opt->junc_bonus, opt->junc_pen, flag, junc, ez);
+	else if (k == GX_KERNEL_EXTZ2)
+		ksw_extz2_sse(km, qlen, qseq, tlen, tseq, 5, mat, opt->q, opt->e, w, zdrop, end_bonus, flag, ez);
+	else
+		ksw_extd2_sse(km, qlen, qseq, tlen, tseq, 5, mat, opt->q, opt->e, opt->q2, opt->e2, w, zdrop, end_bonus, flag, ez);
+	return 1;
+}
+
+void gx_set_provider(int provider)
+{
+	mm_ksw_hook = provider == GX_PROVIDER_CPU? gx_hook_cpu : 0;
+}
+
+void gx_get_counters(gx_counters_t *c) { *c = gx_counters; }
+void gx_reset_counters(void) { memset(&gx_counters, 0, sizeof(gx_counters)); }
+
+static void gx_batch_one(void *data, long i, int tid)
+{
+	gx_batch_t *b = (gx_batch_t*)data;
+	ksw_extz_t ez;
+	int qlen = (int)(b->qoff[i+1] - b->qoff[i]), tlen = (int)(b->toff[i+1] - b->toff[i]);
+	const uint8_t *qs = b->qseq + b->qoff[i], *ts = b->tseq + b->toff[i];
+	(void)tid;
+	memset(&ez, 0, sizeof(ez));
+	if (b->kernel[i] == GX_KERNEL_EXTZ2)
+		ksw_extz2_sse(0, qlen, qs, tlen, ts, 5, b->mat, b->q, b->e, b->w[i], b->zdrop[i], b->end_bonus[i], b->flag[i], &ez);
+	else
+		ksw_extd2_sse(0, qlen, qs, tlen, ts, 5, b->mat, b->q, b->e, b->q2, b->e2, b->w[i], b->zdrop[i], b->end_bonus[i], b->flag[i], &ez);
+	b->max[i] = ez.max, b->max_q[i] = ez.max_q, b->max_t[i] = ez.max_t;
+	b->mqe[i] = ez.mqe, b->mqe_t[i] = ez.mqe_t, b->mte[i] = ez.mte, b->mte_q[i] = ez.mte_q;
+	b->score[i] = ez.score, b->zdropped[i] = ez.zdropped, b->reach_end[i] = ez.reach_end;
+	b->n_cigar[i] = ez.n_cigar, b->cigar[i] = ez.cigar;
+}
+
+void gx_batch_run(gx_batch_t *b, int n_threads)
+{
+	kt_for(n_threads > 0? n_threads : 1, gx_batch_one, b, (long)b->n);
+}
+
+void gx_batch_take_cigars(gx_batch_t *b, const int64_t *coff, uint32_t *out)
+{
+	int64_t i;
+	for (i = 0; i < b->n; ++i) {
+		if (b->n_cigar[i] > 0) memcpy(out + coff[i], b->cigar[i], b->n_cigar[i] * sizeof(uint32_t));
+		free(b->cigar[i]);
+		b->cigar[i] = 0;
+	}
+}
