@@ -47,7 +47,7 @@ int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra)
 		ret = 1;
 	}
 	if (ret == 0 && mm_bseq_n_parse_errors > 0) {
-		fprintf(stderr, "[E::gpuext] %d FASTA/FASTQ record(s) failed to parse (malformed or truncated input)%s\n",
+		fprintf(stderr, "[E::gpuext] %d FASTA/FASTQ record(s) could not be read whole (malformed or truncated input, or paired files of different lengths)%s\n",
 				mm_bseq_n_parse_errors, gx_tmp_path? "; no output written" : "");
 		ret = 1;
 	}

@@ -10,6 +10,7 @@ chosen with --backend (gpuext._native for the cpu hook).
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -69,6 +70,56 @@ def split_argv(argv: list[str]) -> GpuextOptions:
     return opts
 
 
+# minimap2 2.31's options that take an argument (main.c: opt_str and long_options with
+# ko_required_argument); tests/unit/test_split_argv.py checks these against the sdist.
+SHORT_WITH_ARG = set("wkKtrfvgGIdTsxpMnzAbBOEmNuRFCoeUJj")
+LONG_WITH_ARG = {
+    "alt", "alt-drop", "bucket-bits", "cap-kalloc", "cap-sw-mem", "chain-gap-scale", "chain-skip-scale",
+    "cost-non-gt-ag", "dual", "end-bonus", "end-seed-pen", "frag", "heap-sort", "jump-min-match", "junc-bed",
+    "junc-bonus", "junc-pen", "lj-min-ratio", "mask-len", "mask-level", "max-chain-iter", "max-chain-skip",
+    "max-clip-ratio", "max-intron-len", "max-qlen", "mb-size", "min-chain-score", "min-count", "min-dp-len",
+    "min-dp-score", "min-occ-floor", "pairing", "pass1", "q-occ-frac", "rmq-inner", "score-N", "secondary",
+    "seed", "splice-flank", "split-prefix", "spsc", "spsc-scale", "spsc0",
+}
+
+
+def positionals(argv: list[str]) -> list[str]:
+    """minimap2's positional arguments (target, then queries), found the way ketopt finds them."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            out.extend(argv[i + 1:])
+            break
+        if a.startswith("--"):
+            if a[2:] in LONG_WITH_ARG:
+                i += 1
+        elif a.startswith("-") and a != "-":
+            for k, c in enumerate(a[1:], start=1):
+                if c in SHORT_WITH_ARG:
+                    if k == len(a) - 1:
+                        i += 1
+                    break
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
+def unreadable_input(argv: list[str]) -> str | None:
+    """The first input path that cannot be read, with the reason; None when all can."""
+    for path in positionals(argv):
+        if path == "-":
+            continue
+        if not os.path.exists(path):
+            return f"cannot read '{path}': No such file or directory"
+        if os.path.isdir(path):
+            return f"cannot read '{path}': Is a directory"
+        if not os.access(path, os.R_OK):
+            return f"cannot read '{path}': Permission denied"
+    return None
+
+
 def pg_line(argv: list[str]) -> str:
     """gpuext's @PG line (samtools style: it follows minimap2's, PP points at it)."""
     cl = " ".join(["gpuext", "map", *argv])
@@ -86,6 +137,10 @@ def main(argv: list[str]) -> int:
     if "--version" in opts.minimap2_argv:
         print(f"gpuext {__version__} (minimap2 {native.minimap2_version})")
         return 0
+    bad = unreadable_input(opts.minimap2_argv)
+    if bad:
+        log.error("gpuext::map", bad)
+        return 1
     backend = "cpu" if opts.backend == "auto" else opts.backend
     native.set_provider(backend)
     native.reset_counters()

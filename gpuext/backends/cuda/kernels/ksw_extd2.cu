@@ -1,0 +1,512 @@
+// ksw_extd2.cu: minimap2's two-piece affine extension DP (ksw_extd2_sse) on the GPU, bit-exact.
+//
+// Provenance: reproduces ksw_extd2_sse of minimap2 2.31 (mappy 2.31 sdist, ksw2_extd2_sse.c:34-401)
+// and the helpers it uses from ksw2.h (ksw_reset_extz :164-169, ksw_apply_zdrop :171-187,
+// ksw_backtrack :130-162, ksw_push_cigar :114-124). It is a re-implementation, not a copy: the
+// SSE code works on 16 int8 lanes per __m128i; here every CUDA lane holds 4 int8 slots in one
+// 32-bit word and uses the byte-SIMD intrinsics (__vadd4, __vmaxs4, __vcmpgts4, ...), which have
+// exactly the wraparound and signed-compare semantics of _mm_add_epi8 / _mm_max_epi8 /
+// _mm_cmpgt_epi8. Spec: docs minimap2-extension-spec.md §1.4-1.14 (set-up, band and 16-lane
+// blocks with stale padding lanes §1.8, tie rules §1.10, exact max and Z-drop §1.11, APPROX_MAX
+// §1.12, backtrack §1.14) and the checklist §7. docs/kernels/ksw_extd2.md explains the mapping.
+//
+// Kernels (all launched by gpuext/backends/cuda/ksw_extd2.py):
+//   ksw_extd2_size      one thread per job: direction bytes and widest aligned band
+//   ksw_extd2_dp_smem   one warp per job, int8 state ring in shared memory
+//   ksw_extd2_dp_gmem   one warp per job, int8 state ring in global memory (wide bands)
+//   ksw_extd2_tb        one thread per job: start cell choice and ksw_backtrack
+//   ksw_extd2_pack      one thread per job: CIGAR copy, reversed unless KSW_EZ_REV_CIGAR
+//
+// Every job of a launch uses the same scoring (the batch's), already gap-piece swapped by the
+// launcher exactly like ksw2_extd2_sse.c:78. Jobs with qlen <= 0 or tlen <= 0, and batches whose
+// matrix triggers the early return of line 100, never reach these kernels.
+
+#define KSW_NEG_INF (-0x40000000)
+#define KSW_EZ_SCORE_ONLY 0x01
+#define KSW_EZ_RIGHT 0x02
+#define KSW_EZ_GENERIC_SC 0x04
+#define KSW_EZ_APPROX_MAX 0x08
+#define KSW_EZ_APPROX_DROP 0x10
+#define KSW_EZ_EXTZ_ONLY 0x40
+#define KSW_EZ_REV_CIGAR 0x80
+
+// result fields, res[F * n_res + job] (the order of ResultBatch.fields)
+#define RF_MAX 0
+#define RF_MAX_Q 1
+#define RF_MAX_T 2
+#define RF_MQE 3
+#define RF_MQE_T 4
+#define RF_MTE 5
+#define RF_MTE_Q 6
+#define RF_SCORE 7
+#define RF_ZDROPPED 8
+#define RF_REACH_END 9
+
+#define KSW_FULL_MASK 0xffffffffu
+
+typedef unsigned char ku8;
+typedef unsigned int ku32;
+typedef long long ki64;
+
+// ---- small helpers -------------------------------------------------------------------------
+
+__device__ __forceinline__ ku32 rep4(int b) { return (ku32)(ku8)b * 0x01010101u; }
+
+// m ? a : b, per byte (m bytes are 0x00 or 0xff)
+__device__ __forceinline__ ku32 sel4(ku32 m, ku32 a, ku32 b) { return (a & m) | (b & ~m); }
+
+__device__ __forceinline__ int sbyte(ku32 w, int k) { return (int)(signed char)(ku8)(w >> (8 * k)); }
+
+__device__ __forceinline__ ku32 set_byte(ku32 w, int k, int v)
+{
+	return (w & ~(0xffu << (8 * k))) | ((ku32)(ku8)v << (8 * k));
+}
+
+// exact band of anti-diagonal r (ksw2_extd2_sse.c:138-141); >> is an arithmetic shift
+__device__ __forceinline__ int band_st0(int r, int qlen, int w)
+{
+	int st = 0;
+	if (st < r - qlen + 1) st = r - qlen + 1;
+	if (st < (r - w + 1) >> 1) st = (r - w + 1) >> 1;
+	return st;
+}
+
+__device__ __forceinline__ int band_en0(int r, int tlen, int w)
+{
+	int en = tlen - 1;
+	if (en > r) en = r;
+	if (en > (r + w) >> 1) en = (r + w) >> 1;
+	return en;
+}
+
+// ksw_extd2_sse.c:90: a negative band means the whole matrix
+__device__ __forceinline__ int full_w(int w, int qlen, int tlen) { return w < 0 ? (tlen > qlen ? tlen : qlen) : w; }
+
+// the boundary difference of line 158/162: H(r,-1) - H(r-1,-1) in the two-piece gap cost
+__device__ __forceinline__ int boundary_diff(int r, int qe, int e, int e2, int long_thres, int long_diff)
+{
+	return r == 0 ? -qe : r < long_thres ? -e : r == long_thres ? long_diff : -e2;
+}
+
+// ---- sizing ----------------------------------------------------------------------------------
+// Direction bytes of a job: sum over the anti-diagonals ksw2 visits (it stops at the first
+// st0 > en0, line 142) of the aligned width en - st + 1; and the widest aligned width, which
+// sizes the state ring.
+extern "C" __global__ void ksw_extd2_size(const int* __restrict__ qlenv, const int* __restrict__ tlenv,
+										  const int* __restrict__ wv, int n, ki64* __restrict__ dir_bytes,
+										  int* __restrict__ max_width)
+{
+	int k = blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= n) return;
+	int qlen = qlenv[k], tlen = tlenv[k], w = full_w(wv[k], qlen, tlen);
+	ki64 sz = 0;
+	int mw = 16;
+	for (int r = 0; r < qlen + tlen - 1; ++r) {
+		int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
+		if (st0 > en0) break;
+		int wd = (en0 & ~15) + 16 - (st0 & ~15);
+		sz += wd;
+		mw = wd > mw ? wd : mw;
+	}
+	dir_bytes[k] = sz;
+	max_width[k] = mw;
+}
+
+// ---- the DP ----------------------------------------------------------------------------------
+// State ring of one job (R slots, a power of two larger than the widest aligned band + 31):
+// the int8 arrays u, v, x, y, x2, y2 and the score row s of ksw2 (lines 107-116), and the int32
+// H of the exact mode (lines 117-120), indexed by target slot t & (R-1). A block of 16 slots is
+// initialised (u,v,x,y = -(q+e), x2,y2 = -(q2+e2), s = 0, H = NEG_INF, as kcalloc/memset/line
+// 119 leave them) when the band or a score store first reaches it; slots below the band are
+// dead by then (st never decreases), so the ring holds exactly what ksw2's full arrays hold at
+// every slot ksw2 reads.
+struct Ring {
+	ku8 *u, *v, *x, *y, *x2, *y2, *s;
+	int* H;
+	ku32 mask;
+};
+
+__device__ __forceinline__ Ring make_ring(ku8* base, int lg)
+{
+	Ring g;
+	ku32 R = 1u << lg;
+	g.u = base, g.v = base + R, g.x = base + 2 * R, g.y = base + 3 * R;
+	g.x2 = base + 4 * R, g.y2 = base + 5 * R, g.s = base + 6 * R;
+	g.H = (int*)(base + 8 * R);
+	g.mask = R - 1;
+	return g;
+}
+
+__device__ __forceinline__ ku32 ld4(const ku8* p) { return *(const ku32*)p; }
+__device__ __forceinline__ void st4(ku8* p, ku32 v) { *(ku32*)p = v; }
+
+// The score of slot t on anti-diagonal r as the non-generic store of lines 166-180 computes it,
+// also for slots outside the matrix: sf[] is zero past tlen and qr[] is zero past qlen (kcalloc),
+// i.e. base 0. Slots t >= tlen never influence slots < tlen (values only flow to t+1).
+__device__ __forceinline__ int score_plain(const ku8* __restrict__ T, const ku8* __restrict__ Q, int t, int r,
+										   int tlen, int sc_mch, int sc_mis, int sc_N)
+{
+	int tb = t < tlen ? T[t] : 0;
+	int qb = t <= r ? Q[r - t] : 0;
+	return (tb == 4 || qb == 4) ? sc_N : (tb == qb ? sc_mch : sc_mis);
+}
+
+extern __shared__ __align__(16) unsigned char ksw_smem[];
+
+template <bool SMEM>
+__device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list, int smem_lg,
+									   const ku8* __restrict__ qseq, const ki64* __restrict__ qst,
+									   const int* __restrict__ qlenv, const ku8* __restrict__ tseq,
+									   const ki64* __restrict__ tst, const int* __restrict__ tlenv,
+									   const int* __restrict__ wv, const int* __restrict__ zdv,
+									   const int* __restrict__ flv, const ki64* __restrict__ dir_off, ku8* dir,
+									   const ki64* __restrict__ doff_off, ku32* doff,
+									   const ki64* __restrict__ ring_off, const int* __restrict__ ring_lgv,
+									   ku8* ring_arena, const signed char* __restrict__ mat, int q_, int e_,
+									   int q2_, int e2_, int* __restrict__ res, int n_res)
+{
+	const int lane = threadIdx.x & 31;
+	const int k = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+	if (k >= n_list) return;  // warp-uniform
+	const int jid = jlist[k];
+	const int qlen = qlenv[jid], tlen = tlenv[jid];
+	const ku8* __restrict__ Q = qseq + qst[jid];
+	const ku8* __restrict__ T = tseq + tst[jid];
+	const int w = full_w(wv[jid], qlen, tlen), zdrop = zdv[jid], flag = flv[jid];
+	const bool approx = (flag & KSW_EZ_APPROX_MAX) != 0, right = (flag & KSW_EZ_RIGHT) != 0;
+	const bool generic = (flag & KSW_EZ_GENERIC_SC) != 0, with_cigar = !(flag & KSW_EZ_SCORE_ONLY);
+
+	Ring g = SMEM ? make_ring(ksw_smem + (size_t)(threadIdx.x >> 5) * (12u << smem_lg), smem_lg)
+				  : make_ring(ring_arena + ring_off[jid], ring_lgv[jid]);
+	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);
+	ku32* __restrict__ DO = doff + doff_off[jid];
+
+	// set-up, lines 78-105 (q,e,q2,e2 arrive swapped; they are int8_t in ksw2)
+	const int q = (signed char)q_, e = (signed char)e_, q2 = (signed char)q2_, e2 = (signed char)e2_;
+	const int qe = q + e, qe2 = q2 + e2;
+	const int sc_mch = mat[0], sc_mis = mat[1];
+	const int sc_N = mat[24] == 0 ? -e2 : mat[24];  // line 87, m = 5
+	int long_thres = e != e2 ? (q2 - q) / (e - e2) - 1 : 0;
+	if (q2 + e2 + long_thres * e2 > q + e + long_thres * e) ++long_thres;
+	const int long_diff = long_thres * (e - e2) - (q2 - q) - e2;
+	const ku32 Q4 = rep4(q), Q24 = rep4(q2), QE4 = rep4(qe), QE24 = rep4(qe2), MCH4 = rep4(sc_mch);
+	const ku32 FILL1 = rep4(-qe), FILL2 = rep4(-qe2);
+
+	// ksw_reset_extz
+	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
+	int score = KSW_NEG_INF, zdropped = 0;
+	int H0 = 0, last_H0_t = 0;
+	int last_st = -1, last_en = -1, hw = 0;
+	ki64 dcur = 0;
+
+	for (int r = 0; r < qlen + tlen - 1; ++r) {
+		// band (lines 138-147)
+		const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
+		if (st0 > en0) { zdropped = 1; break; }
+		const int st = st0 & ~15, en = (en0 & ~15) + 15;
+		// last slot the score store of this anti-diagonal writes: 16-byte stores from st0 while
+		// the start is <= en0 (lines 166-180); the generic path writes [st0, en0] (182-183)
+		const int send = generic ? en0 : st0 + (((en0 - st0) >> 4) << 4) + 15;
+		const int top = en > send ? en : send;
+		const int nb = (top >> 4) + 1;
+		if (nb > hw) {  // first touch of blocks [hw, nb): ksw2's initial array contents
+			for (int i = lane; i < (nb - hw) * 4; i += 32) {
+				ku32 ix = (ku32)(hw * 16 + 4 * i) & g.mask;
+				st4(g.u + ix, FILL1), st4(g.v + ix, FILL1), st4(g.x + ix, FILL1), st4(g.y + ix, FILL1);
+				st4(g.x2 + ix, FILL2), st4(g.y2 + ix, FILL2), st4(g.s + ix, 0u);
+				if (!approx) *(int4*)(g.H + ix) = make_int4(KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF);
+			}
+			hw = nb;
+		}
+		__syncwarp();
+		// left neighbour of the first slot (lines 149-159)
+		int x1, x21, v1;
+		if (st > 0) {
+			if (st - 1 >= last_st && st - 1 <= last_en) {
+				ku32 i1 = (ku32)(st - 1) & g.mask;
+				x1 = g.x[i1], x21 = g.x2[i1], v1 = g.v[i1];
+			} else {
+				x1 = -qe, x21 = -qe2, v1 = -qe;
+			}
+		} else {
+			x1 = -qe, x21 = -qe2;
+			v1 = boundary_diff(r, qe, e, e2, long_thres, long_diff);
+		}
+		// H[en0-1] (or H[en0]) before this anti-diagonal overwrites it (line 329)
+		int Hprev = 0;
+		if (!approx && r > 0) Hprev = g.H[(ku32)(en0 > 0 ? en0 - 1 : en0) & g.mask];
+		// top boundary cell (r,-1) in slot r (lines 160-163)
+		if (lane == 0 && en >= r) {
+			ku32 ir = (ku32)r & g.mask;
+			g.y[ir] = (ku8)(-qe), g.y2[ir] = (ku8)(-qe2);
+			g.u[ir] = (ku8)boundary_diff(r, qe, e, e2, long_thres, long_diff);
+		}
+		if (lane == 0 && with_cigar) DO[r] = (ku32)(dcur >> 4);
+		__syncwarp();
+
+		// argmax order of lines 327-357: en0 first, then t = st0+k (mod 4) groups below en1, then
+		// the tail [en1, en0); ranks encode it, the smallest rank wins among equal H
+		const int en1 = st0 + ((en0 - st0) >> 2 << 2), n4 = (en1 - st0) >> 2;
+		int bestV = (int)0x80000000;
+		ku32 bestR = 0xffffffffu;
+		ku32 cx = (ku8)x1, cv = (ku8)v1, cx2 = (ku8)x21;  // carried byte: slot t-1 of the previous word
+		ku8* __restrict__ Pr = P + dcur;
+
+		// core loop (lines 228-322): slots [st, en], 128 per warp step, 4 per lane
+		for (int base = st; base <= en; base += 128) {
+			const int t0 = base + 4 * lane;
+			const bool act = t0 <= en;
+			const ku32 ix = (ku32)t0 & g.mask;
+			ku32 X = 0, V = 0, X2 = 0, U = 0, Y = 0, Y2 = 0, S = 0;
+			if (act) {
+				X = ld4(g.x + ix), V = ld4(g.v + ix), X2 = ld4(g.x2 + ix);
+				U = ld4(g.u + ix), Y = ld4(g.y + ix), Y2 = ld4(g.y2 + ix), S = ld4(g.s + ix);
+			}
+			ku32 Xp = __shfl_up_sync(KSW_FULL_MASK, X, 1), Vp = __shfl_up_sync(KSW_FULL_MASK, V, 1);
+			ku32 X2p = __shfl_up_sync(KSW_FULL_MASK, X2, 1);
+			const ku32 Xl = __shfl_sync(KSW_FULL_MASK, X, 31), Vl = __shfl_sync(KSW_FULL_MASK, V, 31);
+			const ku32 X2l = __shfl_sync(KSW_FULL_MASK, X2, 31);
+			if (lane == 0) Xp = cx << 24, Vp = cv << 24, X2p = cx2 << 24;
+			cx = Xl >> 24, cv = Vl >> 24, cx2 = X2l >> 24;
+			if (!act) continue;
+			// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
+			const ku32 Xs = (X << 8) | (Xp >> 24), Vs = (V << 8) | (Vp >> 24), X2s = (X2 << 8) | (X2p >> 24);
+			// this anti-diagonal's scores; other slots keep the stale s[] (spec §1.8 item 3)
+			if (!generic) {
+#pragma unroll
+				for (int b = 0; b < 4; ++b) {
+					const int t = t0 + b;
+					if (t >= st0 && t <= send) S = set_byte(S, b, score_plain(T, Q, t, r, tlen, sc_mch, sc_mis, sc_N));
+				}
+			} else {
+#pragma unroll
+				for (int b = 0; b < 4; ++b) {
+					const int t = t0 + b;
+					if (t >= st0 && t <= en0) S = set_byte(S, b, mat[T[t] * 5 + Q[r - t]]);
+				}
+			}
+			ku32 a = __vadd4(Xs, Vs), bb = __vadd4(Y, U), a2 = __vadd4(X2s, Vs), b2 = __vadd4(Y2, U);
+			ku32 z = S, d, m;
+			if (!right) {  // first maximum wins: H > E > F > E2 > F2
+				m = __vcmpgts4(a, z), d = m & 0x01010101u, z = __vmaxs4(z, a);
+				m = __vcmpgts4(bb, z), d = sel4(m, 0x02020202u, d), z = __vmaxs4(z, bb);
+				m = __vcmpgts4(a2, z), d = sel4(m, 0x03030303u, d), z = __vmaxs4(z, a2);
+				m = __vcmpgts4(b2, z), d = sel4(m, 0x04040404u, d), z = __vmaxs4(z, b2);
+			} else {  // last maximum wins
+				m = __vcmpgts4(z, a), d = ~m & 0x01010101u, z = __vmaxs4(z, a);
+				m = __vcmpgts4(z, bb), d = sel4(m, d, 0x02020202u), z = __vmaxs4(z, bb);
+				m = __vcmpgts4(z, a2), d = sel4(m, d, 0x03030303u), z = __vmaxs4(z, a2);
+				m = __vcmpgts4(z, b2), d = sel4(m, d, 0x04040404u), z = __vmaxs4(z, b2);
+			}
+			z = __vmins4(z, MCH4);
+			const ku32 Un = __vsub4(z, Vs), Vn = __vsub4(z, U);
+			ku32 tmp = __vsub4(z, Q4);
+			a = __vsub4(a, tmp), bb = __vsub4(bb, tmp);
+			tmp = __vsub4(z, Q24);
+			a2 = __vsub4(a2, tmp), b2 = __vsub4(b2, tmp);
+			ku32 Xn, Yn, X2n, Y2n;
+			if (!right) {  // continuation bits on a' > 0
+				m = __vcmpgts4(a, 0u), Xn = __vsub4(a & m, QE4), d |= m & 0x08080808u;
+				m = __vcmpgts4(bb, 0u), Yn = __vsub4(bb & m, QE4), d |= m & 0x10101010u;
+				m = __vcmpgts4(a2, 0u), X2n = __vsub4(a2 & m, QE24), d |= m & 0x20202020u;
+				m = __vcmpgts4(b2, 0u), Y2n = __vsub4(b2 & m, QE24), d |= m & 0x40404040u;
+			} else {  // ... and on a' >= 0
+				m = __vcmpgts4(0u, a), Xn = __vsub4(a & ~m, QE4), d |= ~m & 0x08080808u;
+				m = __vcmpgts4(0u, bb), Yn = __vsub4(bb & ~m, QE4), d |= ~m & 0x10101010u;
+				m = __vcmpgts4(0u, a2), X2n = __vsub4(a2 & ~m, QE24), d |= ~m & 0x20202020u;
+				m = __vcmpgts4(0u, b2), Y2n = __vsub4(b2 & ~m, QE24), d |= ~m & 0x40404040u;
+			}
+			st4(g.u + ix, Un), st4(g.v + ix, Vn), st4(g.x + ix, Xn), st4(g.y + ix, Yn);
+			st4(g.x2 + ix, X2n), st4(g.y2 + ix, Y2n), st4(g.s + ix, S);
+			if (with_cigar) st4(Pr + (t0 - st), d);
+			// exact maximum: H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358)
+			if (!approx && t0 <= en0 && t0 + 3 >= st0) {
+				int4 h4 = *(int4*)(g.H + ix);
+				int hv[4] = {h4.x, h4.y, h4.z, h4.w};
+#pragma unroll
+				for (int b = 0; b < 4; ++b) {
+					const int t = t0 + b;
+					if (t < st0 || t > en0) continue;
+					int h;
+					ku32 rk;
+					if (r == 0) h = sbyte(Vn, b) - qe;
+					else if (t == en0) h = en0 > 0 ? Hprev + sbyte(Un, b) : hv[b] + sbyte(Vn, b);
+					else h = hv[b] + sbyte(Vn, b);
+					hv[b] = h;
+					if (t == en0) rk = 0;
+					else if (t < en1) rk = 1 + (ku32)((t - st0) & 3) * (ku32)n4 + (ku32)((t - st0) >> 2);
+					else rk = 1 + (ku32)(en1 - st0) + (ku32)(t - en1);
+					if (h > bestV || (h == bestV && rk < bestR)) bestV = h, bestR = rk;
+				}
+				*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
+			}
+		}
+		// score stores past en (only when st0 is not 16-aligned): slots (en, send]
+		if (send > en && lane < 4) {
+			const int t0 = en + 1 + 4 * lane;
+			if (t0 <= send) {
+				const ku32 ix = (ku32)t0 & g.mask;
+				ku32 S = ld4(g.s + ix);
+#pragma unroll
+				for (int b = 0; b < 4; ++b)
+					if (t0 + b <= send) S = set_byte(S, b, score_plain(T, Q, t0 + b, r, tlen, sc_mch, sc_mis, sc_N));
+				st4(g.s + ix, S);
+			}
+		}
+		dcur += en - st + 1;
+		__syncwarp();
+
+		if (!approx) {
+			const int mH = __reduce_max_sync(KSW_FULL_MASK, bestV);
+			const ku32 mR = __reduce_min_sync(KSW_FULL_MASK, bestV == mH ? bestR : 0xffffffffu);
+			int mt;
+			if (mR == 0) mt = en0;
+			else if (mR <= (ku32)(en1 - st0)) {
+				const int i = (int)mR - 1, kk = i / n4;
+				mt = st0 + 4 * (i - kk * n4) + kk;
+			} else mt = en1 + ((int)mR - 1 - (en1 - st0));
+			const int Hen0 = g.H[(ku32)en0 & g.mask], Hst0 = g.H[(ku32)st0 & g.mask];
+			if (en0 == tlen - 1 && Hen0 > mte) mte = Hen0, mte_q = r - en0;  // lines 360-363
+			if (r - st0 == qlen - 1 && Hst0 > mqe) mqe = Hst0, mqe_t = st0;
+			// ksw_apply_zdrop(ez, 1, mH, r, mt, zdrop, e2)
+			if (mH > ez_max) {
+				ez_max = mH, max_t = mt, max_q = r - mt;
+			} else if (mt >= max_t && r - mt >= max_q) {
+				const int tl = mt - max_t, ql = (r - mt) - max_q, l = tl > ql ? tl - ql : ql - tl;
+				if (zdrop >= 0 && ez_max - mH > zdrop + l * e2) { zdropped = 1; break; }
+			}
+			if (r == qlen + tlen - 2 && en0 == tlen - 1) score = Hen0;
+		} else {  // greedy path (lines 367-383)
+			if (r > 0) {
+				if (last_H0_t >= st0 && last_H0_t <= en0 && last_H0_t + 1 >= st0 && last_H0_t + 1 <= en0) {
+					const int d0 = (signed char)g.v[(ku32)last_H0_t & g.mask];
+					const int d1 = (signed char)g.u[(ku32)(last_H0_t + 1) & g.mask];
+					if (d0 > d1) H0 += d0;
+					else H0 += d1, ++last_H0_t;
+				} else if (last_H0_t >= st0 && last_H0_t <= en0) {
+					H0 += (signed char)g.v[(ku32)last_H0_t & g.mask];
+				} else {
+					++last_H0_t, H0 += (signed char)g.u[(ku32)last_H0_t & g.mask];
+				}
+			} else H0 = (signed char)g.v[0] - qe, last_H0_t = 0;
+			if (flag & KSW_EZ_APPROX_DROP) {
+				if (H0 > ez_max) {
+					ez_max = H0, max_t = last_H0_t, max_q = r - last_H0_t;
+				} else if (last_H0_t >= max_t && r - last_H0_t >= max_q) {
+					const int tl = last_H0_t - max_t, ql = (r - last_H0_t) - max_q, l = tl > ql ? tl - ql : ql - tl;
+					if (zdrop >= 0 && ez_max - H0 > zdrop + l * e2) { zdropped = 1; break; }
+				}
+			}
+			if (r == qlen + tlen - 2 && en0 == tlen - 1) score = H0;
+		}
+		last_st = st, last_en = en;
+	}
+	if (lane == 0) {
+		res[RF_MAX * n_res + jid] = ez_max, res[RF_MAX_Q * n_res + jid] = max_q, res[RF_MAX_T * n_res + jid] = max_t;
+		res[RF_MQE * n_res + jid] = mqe, res[RF_MQE_T * n_res + jid] = mqe_t;
+		res[RF_MTE * n_res + jid] = mte, res[RF_MTE_Q * n_res + jid] = mte_q;
+		res[RF_SCORE * n_res + jid] = score, res[RF_ZDROPPED * n_res + jid] = zdropped;
+		res[RF_REACH_END * n_res + jid] = 0;
+	}
+}
+
+#define KSW_DP_PARAMS                                                                                   \
+	const int *__restrict__ jlist, int n_list, int smem_lg, const ku8 *__restrict__ qseq,                \
+		const ki64 *__restrict__ qst, const int *__restrict__ qlenv, const ku8 *__restrict__ tseq,        \
+		const ki64 *__restrict__ tst, const int *__restrict__ tlenv, const int *__restrict__ wv,          \
+		const int *__restrict__ zdv, const int *__restrict__ flv, const ki64 *__restrict__ dir_off,       \
+		ku8 *dir, const ki64 *__restrict__ doff_off, ku32 *doff, const ki64 *__restrict__ ring_off,       \
+		const int *__restrict__ ring_lgv, ku8 *ring_arena, const signed char *__restrict__ mat, int q, int e, \
+		int q2, int e2, int *__restrict__ res, int n_res
+#define KSW_DP_ARGS                                                                                     \
+	jlist, n_list, smem_lg, qseq, qst, qlenv, tseq, tst, tlenv, wv, zdv, flv, dir_off, dir, doff_off, doff, \
+		ring_off, ring_lgv, ring_arena, mat, q, e, q2, e2, res, n_res
+
+extern "C" __global__ void ksw_extd2_dp_smem(KSW_DP_PARAMS) { dp_job<true>(KSW_DP_ARGS); }
+extern "C" __global__ void ksw_extd2_dp_gmem(KSW_DP_PARAMS) { dp_job<false>(KSW_DP_ARGS); }
+
+// ---- backtrack -------------------------------------------------------------------------------
+// Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0).
+// The CIGAR is written in backtrack order (end cell first), run-length merged like
+// ksw_push_cigar; ksw_extd2_pack reverses it unless KSW_EZ_REV_CIGAR.
+extern "C" __global__ void ksw_extd2_tb(const int* __restrict__ jlist, int n_list, const int* __restrict__ qlenv,
+										const int* __restrict__ tlenv, const int* __restrict__ wv,
+										const int* __restrict__ ebv, const int* __restrict__ flv,
+										const ki64* __restrict__ dir_off, const ku8* __restrict__ dir,
+										const ki64* __restrict__ doff_off, const ku32* __restrict__ doff,
+										const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
+										int* __restrict__ res, int n_res)
+{
+	int k = blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= n_list) return;
+	const int jid = jlist[k];
+	const int qlen = qlenv[jid], tlen = tlenv[jid], w = full_w(wv[jid], qlen, tlen), flag = flv[jid];
+	int n = 0;
+	if (flag & KSW_EZ_SCORE_ONLY) { ncig[jid] = 0; return; }
+	const int zd = res[RF_ZDROPPED * n_res + jid], mx = res[RF_MAX * n_res + jid];
+	const int max_t = res[RF_MAX_T * n_res + jid], max_q = res[RF_MAX_Q * n_res + jid];
+	const int mqe = res[RF_MQE * n_res + jid], mqe_t = res[RF_MQE_T * n_res + jid];
+	int i, j;
+	bool go = true;
+	if (!zd && !(flag & KSW_EZ_EXTZ_ONLY)) i = tlen - 1, j = qlen - 1;
+	else if (!zd && (flag & KSW_EZ_EXTZ_ONLY) && mqe + ebv[jid] > mx) {
+		res[RF_REACH_END * n_res + jid] = 1;
+		i = mqe_t, j = qlen - 1;
+	} else if (max_t >= 0 && max_q >= 0) i = max_t, j = max_q;
+	else go = false, i = j = -1;
+	if (go) {
+		const ku8* __restrict__ P = dir + dir_off[jid];
+		const ku32* __restrict__ DO = doff + doff_off[jid];
+		ku32* __restrict__ C = cig + cig_off[jid];
+		ku32 cur = 0;  // the last op, len << 4 | op, not yet written (0: none)
+		int state = 0;
+		while (i >= 0 && j >= 0) {
+			const int rr = i + j;
+			const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;
+			int force = -1;
+			if (i < st) force = 2;
+			if (i > en) force = 1;
+			const ku32 tmp = force < 0 ? P[(ki64)DO[rr] * 16 + (i - st)] : 0;
+			if (state == 0) state = tmp & 7;
+			else if (!(tmp >> (state + 2) & 1)) state = 0;
+			if (state == 0) state = tmp & 7;
+			if (force >= 0) state = force;
+			ku32 op;
+			if (state == 0) op = 0, --i, --j;
+			else if (state == 1 || state == 3) op = 2, --i;
+			else op = 1, --j;
+			if (cur != 0 && (cur & 0xf) == op) cur += 1u << 4;
+			else {
+				if (cur != 0) C[n++] = cur;
+				cur = 1u << 4 | op;
+			}
+		}
+		if (i >= 0) {
+			if (cur != 0 && (cur & 0xf) == 2) cur += (ku32)(i + 1) << 4;
+			else { if (cur != 0) C[n++] = cur; cur = (ku32)(i + 1) << 4 | 2; }
+		}
+		if (j >= 0) {
+			if (cur != 0 && (cur & 0xf) == 1) cur += (ku32)(j + 1) << 4;
+			else { if (cur != 0) C[n++] = cur; cur = (ku32)(j + 1) << 4 | 1; }
+		}
+		if (cur != 0) C[n++] = cur;
+	}
+	ncig[jid] = n;
+}
+
+// CIGARs into one array in job order: out[out_off[k] ...] for job jlist[k]
+extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_list, const int* __restrict__ flv,
+										  const ki64* __restrict__ cig_off, const ku32* __restrict__ cig,
+										  const int* __restrict__ ncig, const ki64* __restrict__ out_off,
+										  ku32* __restrict__ out)
+{
+	int k = blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= n_list) return;
+	const int jid = jlist[k], n = ncig[jid];
+	const ku32* __restrict__ src = cig + cig_off[jid];
+	ku32* __restrict__ dst = out + out_off[k];
+	if (flv[jid] & KSW_EZ_REV_CIGAR)
+		for (int i = 0; i < n; ++i) dst[i] = src[i];
+	else
+		for (int i = 0; i < n; ++i) dst[i] = src[n - 1 - i];
+}

@@ -1,0 +1,148 @@
+"""`gpuext map` as a command: version, header, atomic output, bad input, and edge-case reads.
+
+Where stock minimap2 succeeds, gpuext's records must equal its records; where the input is bad,
+gpuext must print one [E::...] line, exit non-zero, and leave no output file (not even a partial or
+temporary one).
+"""
+from __future__ import annotations
+
+import gzip
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpuext.io.compare import compare_texts
+
+from ..conftest import ROOT, run_gpuext
+
+LAMBDA_REF = ROOT / "data" / "lambda" / "lambda_ref.fa.gz"
+LAMBDA_READS = ROOT / "data" / "lambda" / "lambda_subreads.fq.gz"
+ECOLI_REF = ROOT / "data" / "ecoli" / "e_coli_k12.fa.gz"
+
+
+def _fasta_seq(path: Path) -> str:
+    with gzip.open(path, "rt") as f:
+        return "".join(line.strip() for line in f if not line.startswith(">"))
+
+
+def _write_fastq(path: Path, reads: list[tuple[str, str]]) -> Path:
+    with open(path, "w") as f:
+        for name, seq in reads:
+            f.write(f"@{name}\n{seq}\n+\n{'?' * len(seq)}\n")
+    return path
+
+
+def _leftovers(d: Path, stem: str) -> list[str]:
+    return sorted(p.name for p in d.iterdir() if stem in p.name)
+
+
+def test_version():
+    r = run_gpuext(["map", "--version"], text=True)
+    assert r.returncode == 0
+    assert r.stdout.startswith("gpuext 0.1.0 (minimap2 2.31-r1302)")
+
+
+def test_header_has_stock_lines_then_gpuext_pg(oracle):
+    args = ["-ax", "map-pb", "-R", r"@RG\tID:x\tSM:y", str(LAMBDA_REF), str(LAMBDA_READS)]
+    stock = subprocess.run([str(oracle), *args], capture_output=True, check=True).stdout
+    ours = run_gpuext(["map", "--backend", "cpu", *args], check=True).stdout
+    sh = [line for line in stock.split(b"\n") if line.startswith(b"@")]
+    oh = [line for line in ours.split(b"\n") if line.startswith(b"@")]
+    assert oh[:-1] == sh                      # minimap2's header, @PG included, unchanged
+    assert oh[-1].startswith(b"@PG\tID:gpuext\tPN:gpuext\tPP:minimap2\tVN:0.1.0\tCL:gpuext map --backend cpu -ax")
+    assert b"--backend" not in sh[-1] and b"--backend" not in oh[-2]
+
+
+def test_output_file_equals_stdout_and_leaves_no_temporary(tmp_path):
+    out = tmp_path / "out.sam"
+    args = ["map", "-ax", "map-pb", str(LAMBDA_REF), str(LAMBDA_READS)]
+    r = run_gpuext([*args, "-o", str(out)])
+    assert r.returncode == 0, r.stderr
+    rep = compare_texts(out.read_bytes(), run_gpuext(args).stdout)
+    assert rep.records_same >= 117 and rep.header_diff == 1 and not rep.records_diff, rep.summary()  # CL differs by -o
+    assert _leftovers(tmp_path, "out") == ["out.sam"]
+
+
+def test_hook_sees_every_extension_call():
+    r = run_gpuext(["map", "--backend", "cpu", "-ax", "map-pb", str(LAMBDA_REF), str(LAMBDA_READS)], text=True)
+    assert r.returncode == 0
+    line = [x for x in r.stderr.splitlines() if "extension jobs" in x][-1]
+    assert int(line.split("backend cpu: ")[1].split()[0]) > 100
+
+
+@pytest.mark.parametrize("case", ["missing-reads", "missing-ref", "unreadable-ref", "truncated-fastq",
+                                  "malformed-fastq", "truncated-gzip", "bad-option"])
+def test_bad_input_fails_cleanly(case, tmp_path):
+    out = tmp_path / "out.sam"
+    reads, ref = str(LAMBDA_READS), str(LAMBDA_REF)
+    extra: list[str] = []
+    if case == "missing-reads":
+        reads = str(tmp_path / "nope.fq")
+    elif case == "missing-ref":
+        ref = str(tmp_path / "nope.fa")
+    elif case == "unreadable-ref":
+        d = tmp_path / "dir.fa"
+        d.mkdir()
+        ref = str(d)
+    elif case == "truncated-fastq":
+        text = gzip.decompress(LAMBDA_READS.read_bytes())
+        (tmp_path / "t.fq").write_bytes(text[: len(text) // 2 + 7])
+        reads = str(tmp_path / "t.fq")
+    elif case == "malformed-fastq":
+        reads = str(_write_fastq(tmp_path / "m.fq", [("ok", "ACGT" * 50)]))
+        with open(reads, "a") as f:
+            f.write("@bad\nACGTACGTACGT\n+\n!!!!\n")
+    elif case == "truncated-gzip":
+        data = LAMBDA_READS.read_bytes()
+        (tmp_path / "t.fq.gz").write_bytes(data[: len(data) // 2])
+        reads = str(tmp_path / "t.fq.gz")
+    elif case == "bad-option":
+        extra = ["--backend", "quantum"]
+    r = run_gpuext(["map", *extra, "-ax", "map-pb", "-o", str(out), ref, reads], text=True)
+    assert r.returncode != 0
+    errors = [x for x in r.stderr.splitlines() if x.startswith(("[E::", "[ERROR]", "ERROR"))]
+    assert errors, r.stderr
+    assert not out.exists()
+    assert _leftovers(tmp_path, "out") == []
+
+
+def _same_as_stock(oracle, args: list[str]) -> None:
+    stock = subprocess.run([str(oracle), *args], capture_output=True)
+    ours = run_gpuext(["map", *args])
+    assert stock.returncode == 0 and ours.returncode == 0, ours.stderr
+    rep = compare_texts(stock.stdout, ours.stdout)
+    assert rep.identical, rep.summary()
+
+
+def test_odd_reads_identical_to_stock(oracle, tmp_path):
+    rng = random.Random(5)
+    ref = _fasta_seq(ECOLI_REF)[:600_000]
+    (tmp_path / "ref.fa").write_text(">chunk\n" + ref + "\n")
+    iupac = list(ref[1000:9000])
+    for i in range(0, len(iupac), 97):
+        iupac[i] = rng.choice("RYKMSWBDHVNrykmswn")
+    long_read = list(ref[50_000:450_000])          # a 400 kb read with ~1% substitutions
+    for i in range(0, len(long_read), 100):
+        long_read[i] = rng.choice("ACGT")
+    reads = [("iupac", "".join(iupac)), ("empty", ""), ("one", "A"), ("long400k", "".join(long_read)),
+             ("lower", ref[200_000:203_000].lower()), ("rna", ref[300_000:302_000].replace("T", "U"))]
+    fq = _write_fastq(tmp_path / "odd.fq", reads)
+    _same_as_stock(oracle, ["-ax", "map-ont", "-t2", str(tmp_path / "ref.fa"), str(fq)])
+    _same_as_stock(oracle, ["-cx", "map-ont", "--cs", str(tmp_path / "ref.fa"), str(fq)])
+
+
+def test_empty_target_gives_every_read_unmapped_like_stock(oracle, tmp_path):
+    (tmp_path / "empty.fa").write_text("")
+    _same_as_stock(oracle, ["-ax", "map-pb", str(tmp_path / "empty.fa"), str(LAMBDA_READS)])
+
+
+def test_prebuilt_index_and_gzip_input(oracle, tmp_path):
+    mmi = tmp_path / "lambda.mmi"
+    r = run_gpuext(["map", "-x", "map-pb", "-d", str(mmi), str(LAMBDA_REF)])
+    assert r.returncode == 0 and mmi.stat().st_size > 0
+    stock_mmi = tmp_path / "stock.mmi"
+    subprocess.run([str(oracle), "-x", "map-pb", "-d", str(stock_mmi), str(LAMBDA_REF)], check=True, capture_output=True)
+    assert mmi.read_bytes() == stock_mmi.read_bytes()
+    _same_as_stock(oracle, ["-a", "-x", "map-pb", str(mmi), str(LAMBDA_READS)])
