@@ -74,7 +74,7 @@ class DataSets:
                "--seed", "7", ref]
         if profile == "illumina-pairs":
             outs = [self.tmp / f"{name}_1.fq.gz", self.tmp / f"{name}_2.fq.gz"]
-            cmd += ["-o", str(outs[0]), "-o2", str(outs[1])]
+            cmd += ["-o", str(outs[0]), "--out2", str(outs[1])]
         else:
             outs = [out]
             cmd += ["-o", str(out)]
