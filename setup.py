@@ -22,7 +22,7 @@ MINIMAP2_C = ["align.c", "bseq.c", "lchain.c", "seed.c", "format.c", "hit.c", "i
               "options.c", "ksw2_extd2_sse.c", "ksw2_exts2_sse.c", "ksw2_extz2_sse.c", "ksw2_ll_sse.c",
               "kalloc.c", "kthread.c", "map.c", "misc.c", "sdust.c", "sketch.c", "esterr.c", "splitidx.c",
               "main.c"]
-GLUE_C = ["gpuext/_native/gx_cli.c", "gpuext/_native/gx_ksw.c"]
+GLUE_C = ["gpuext/_native/gx_cli.c", "gpuext/_native/gx_ksw.c", "gpuext/_native/gx_engine.c"]
 
 
 class BuildWithUpstream(build_ext):

@@ -5,3 +5,7 @@ describes the data flow: input -> plan jobs -> batch -> backend (cpu | cuda) -> 
 post-processing -> output.
 """
 __version__ = "0.1.0"
+
+from .api import Aligner, Alignment, ReadResult  # noqa: E402
+
+__all__ = ["Aligner", "Alignment", "ReadResult", "__version__"]

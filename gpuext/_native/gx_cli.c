@@ -36,7 +36,7 @@ static const char *gx_output(const char *path)
 int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra)
 {
 	static int registered = 0;
-	int ret;
+	int ret, saved_stdout = dup(STDOUT_FILENO); /* -o reopens stdout; a library caller wants it back */
 	if (!registered) atexit(gx_drop_tmp), registered = 1;
 	mm_cli_output = gx_output;
 	mm_cli_sam_hdr_extra = sam_hdr_extra;
@@ -58,6 +58,12 @@ int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra)
 		}
 		if (ret == 0) { free(gx_tmp_path); gx_tmp_path = 0; }
 		gx_drop_tmp();
+	}
+	if (saved_stdout >= 0) {
+		fflush(stdout);
+		dup2(saved_stdout, STDOUT_FILENO);
+		close(saved_stdout);
+		clearerr(stdout);
 	}
 	return ret;
 }

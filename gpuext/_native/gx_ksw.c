@@ -1,16 +1,12 @@
-/* gx_ksw.c: extension providers for minimap2's mm_ksw_hook, and the stock ksw2 code over a batch.
- *
- * The cpu provider is the reference path: it runs exactly the ksw2 function minimap2 would have
- * run, so it changes nothing, and counts jobs and DP cells per kernel. gx_batch_run runs the same
- * stock functions over the flat arrays of gpuext/engine/jobs.py on n threads (kt_for). */
+/* gx_ksw.c: the stock ksw2 code over a batch of jobs (the cpu backend), and helpers shared with
+ * gx_engine.c. gx_batch_run runs ksw_extd2_sse / ksw_extz2_sse over the flat arrays of
+ * gpuext/engine/jobs.py on n threads (kt_for). */
 #include <stdlib.h>
 #include <string.h>
 #include "mmpriv.h"
 #include "mmhook.h"
 #include "kthread.h"
 #include "gx_glue.h"
-
-static gx_counters_t gx_counters;
 
 int64_t gx_band_cells(int qlen, int tlen, int w)
 { /* cells with |i - j| <= w in a tlen x qlen matrix; the same formula as jobs.band_cells */
@@ -21,34 +17,12 @@ int64_t gx_band_cells(int qlen, int tlen, int w)
 	return full - out;
 }
 
-static int gx_kernel_of(const mm_mapopt_t *opt)
+int gx_kernel_of(const void *opt_)
 { /* the dispatch rule of mm_align_pair */
+	const mm_mapopt_t *opt = (const mm_mapopt_t*)opt_;
 	if (opt->flag & MM_F_SPLICE) return GX_KERNEL_EXTS2;
 	return opt->q == opt->q2 && opt->e == opt->e2? GX_KERNEL_EXTZ2 : GX_KERNEL_EXTD2;
 }
-
-static int gx_hook_cpu(void *km, const mm_mapopt_t *opt, int qlen, const uint8_t *qseq, int tlen, const uint8_t *tseq,
-					   const uint8_t *junc, const int8_t *mat, int w, int end_bonus, int zdrop, int flag, ksw_extz_t *ez)
-{
-	int k = gx_kernel_of(opt);
-	__atomic_fetch_add(&gx_counters.jobs[k], 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&gx_counters.cells[k], gx_band_cells(qlen, tlen, k == GX_KERNEL_EXTS2? -1 : w), __ATOMIC_RELAXED);
-	if (k == GX_KERNEL_EXTS2)
-		ksw_exts2_sse(km, qlen, qseq, tlen, tseq, 5, mat, opt->q, opt->e, opt->q2, opt->noncan, zdrop, end_bonus, opt->junc_bonus, opt->junc_pen, flag, junc, ez);
-	else if (k == GX_KERNEL_EXTZ2)
-		ksw_extz2_sse(km, qlen, qseq, tlen, tseq, 5, mat, opt->q, opt->e, w, zdrop, end_bonus, flag, ez);
-	else
-		ksw_extd2_sse(km, qlen, qseq, tlen, tseq, 5, mat, opt->q, opt->e, opt->q2, opt->e2, w, zdrop, end_bonus, flag, ez);
-	return 1;
-}
-
-void gx_set_provider(int provider)
-{
-	mm_ksw_hook = provider == GX_PROVIDER_CPU? gx_hook_cpu : 0;
-}
-
-void gx_get_counters(gx_counters_t *c) { *c = gx_counters; }
-void gx_reset_counters(void) { memset(&gx_counters, 0, sizeof(gx_counters)); }
 
 static void gx_batch_one(void *data, long i, int tid)
 {

@@ -1,8 +1,10 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 """gpuext's native module: the patched minimap2 2.31 (see patches/) plus gpuext's C glue.
 
-Neighbours: gpuext/cli/map.py runs the command line through `run_cli`; gpuext/backends/cpu.py runs
-the stock ksw2 code over a JobBatch through `ksw_batch`. Nothing here knows about GPUs.
+Neighbours: gpuext/cli/map.py runs the command line through `run_cli`; gpuext/engine/rounds.py maps
+each batch in rounds (`install_engine`, `map_round`, `engine_pending`, `engine_import`);
+gpuext/backends/cpu.py runs the stock ksw2 code over a JobBatch through `ksw_batch`. Nothing here
+knows about GPUs.
 """
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport malloc, free, calloc
@@ -11,12 +13,6 @@ import numpy as np
 
 cdef extern from "gx_glue.h":
     int gx_cli_run(int argc, char **argv, const char *sam_hdr_extra) nogil
-    void gx_set_provider(int provider)
-    ctypedef struct gx_counters_t:
-        int64_t jobs[3]
-        int64_t cells[3]
-    void gx_get_counters(gx_counters_t *c)
-    void gx_reset_counters()
     int64_t gx_band_cells(int qlen, int tlen, int w)
     ctypedef struct gx_batch_t:
         int64_t n
@@ -46,11 +42,33 @@ cdef extern from "gx_glue.h":
     void gx_batch_run(gx_batch_t *b, int n_threads) nogil
     void gx_batch_take_cigars(gx_batch_t *b, const int64_t *coff, uint32_t *out) nogil
 
+    ctypedef struct gx_round_stats_t:
+        int64_t hits, misses, new_jobs, new_cells, collisions
+        int64_t inline_final_jobs, inline_final_cells, inline_splice_jobs, inline_splice_cells
+    ctypedef struct gx_table_t:
+        pass
+    void gx_engine_install(int on)
+    gx_table_t *gx_table_new()
+    void gx_table_free(gx_table_t *t)
+    void gx_engine_round(gx_table_t *t, int n_threads, void *batch, int mode, gx_round_stats_t *st) nogil
+    int gx_table_scoring(const gx_table_t *t, int8_t *mat, int *q, int *e, int *q2, int *e2)
+    int64_t gx_table_pending(const gx_table_t *t, int64_t *ids, int64_t max_ids, int64_t *seq_len)
+    void gx_table_export(const gx_table_t *t, int64_t n, const int64_t *ids, uint8_t *qseq, int64_t *qoff,
+                         uint8_t *tseq, int64_t *toff, int8_t *kernel, int32_t *w, int32_t *zdrop,
+                         int32_t *end_bonus, int32_t *flag)
+    void gx_table_import(gx_table_t *t, int64_t n, const int64_t *ids, const int32_t **fields, const int8_t *zdropped,
+                         const int8_t *reach_end, const int64_t *coff, const uint32_t *cigar)
+    int64_t gx_table_predict(gx_table_t *t, int64_t *cells)
+    void gx_fatal() nogil
+
+cdef extern from "mmhook.h":
+    void (*mm_map_batch_hook)(int n_threads, void *batch, int n_seq, int step) noexcept nogil
+    int mm_map_batch_steps
+    void mm_map_batch_round(int n_threads, void *batch) nogil
+
 cdef extern from "minimap.h":
     const char *MM_VERSION
 
-PROVIDERS = {"stock": 0, "cpu": 1}
-KERNELS = ("extd2", "extz2", "exts2")
 
 minimap2_version = MM_VERSION.decode()
 
@@ -76,22 +94,6 @@ def run_cli(argv, sam_hdr_extra=None):
     finally:
         free(c_argv)
     return ret
-
-
-def set_provider(name):
-    """Choose who computes minimap2's ksw2 calls: 'stock' (no hook) or 'cpu' (the hook, stock code)."""
-    gx_set_provider(PROVIDERS[name])
-
-
-def counters():
-    """Jobs and DP cells seen by the hook so far, per kernel: {kernel: (jobs, cells)}."""
-    cdef gx_counters_t c
-    gx_get_counters(&c)
-    return {KERNELS[k]: (c.jobs[k], c.cells[k]) for k in range(3)}
-
-
-def reset_counters():
-    gx_reset_counters()
 
 
 def band_cells(int qlen, int tlen, int w):
@@ -157,3 +159,105 @@ def ksw_batch(const uint8_t[::1] qseq, const int64_t[::1] qoff, const uint8_t[::
 cdef _take(gx_batch_t *b, const int64_t[::1] coff, uint32_t[::1] cigar):
     with nogil:
         gx_batch_take_cigars(b, &coff[0], &cigar[0])
+
+
+# ---- the batch engine (gx_engine.c): rounds over one batch of reads --------------------------------
+
+MODE_RECORD = 0
+MODE_FINAL = 1
+_driver = None
+
+
+cdef void _batch_hook(int n_threads, void *batch, int n_seq, int step) noexcept nogil:
+    with gil:
+        try:
+            _driver(n_threads, <size_t>batch, n_seq, step)
+        except BaseException as e:  # a failed batch must stop the run, not return half-mapped reads
+            import sys
+            print(f"[E::gpuext::engine] {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            gx_fatal()
+
+
+def install_engine(driver, int n_steps=1):
+    """Map every batch in n_steps pipeline steps, each calling driver(n_threads, batch, n_reads, step).
+
+    None uninstalls (minimap2 maps alone again).
+    """
+    global _driver, mm_map_batch_hook, mm_map_batch_steps
+    _driver = driver
+    gx_engine_install(driver is not None)
+    if driver is not None:
+        mm_map_batch_hook = _batch_hook
+        mm_map_batch_steps = n_steps
+    else:
+        mm_map_batch_hook = NULL
+        mm_map_batch_steps = 1
+
+
+cdef class JobTable:
+    """The extension jobs of one batch of reads, with their results once computed."""
+    cdef gx_table_t *t
+
+    def __cinit__(self):
+        self.t = gx_table_new()
+
+    def __dealloc__(self):
+        gx_table_free(self.t)
+
+    def map_round(self, int n_threads, size_t batch, int mode):
+        """Map every read of the batch once against this table (GIL released); return the round's counters."""
+        cdef gx_round_stats_t st
+        with nogil:
+            gx_engine_round(self.t, n_threads, <void*>batch, mode, &st)
+        return st
+
+    def pending(self):
+        """The jobs recorded but not computed yet: (ids, dict of JobBatch arrays, scoring tuple)."""
+        cdef int64_t seq_len = 0
+        cdef int64_t n = gx_table_pending(self.t, NULL, 0, &seq_len)
+        ids = np.empty(max(n, 1), dtype=np.int64)
+        cdef int64_t[::1] v_ids = ids
+        gx_table_pending(self.t, &v_ids[0], n, NULL)
+        arrays = dict(qseq=np.empty(seq_len + 1, np.uint8), qoff=np.empty(n + 1, np.int64),
+                      tseq=np.empty(seq_len + 1, np.uint8), toff=np.empty(n + 1, np.int64),
+                      kernel=np.empty(n + 1, np.int8), w=np.empty(n + 1, np.int32), zdrop=np.empty(n + 1, np.int32),
+                      end_bonus=np.empty(n + 1, np.int32), flag=np.empty(n + 1, np.int32))
+        cdef uint8_t[::1] qs = arrays["qseq"], ts = arrays["tseq"]
+        cdef int64_t[::1] qo = arrays["qoff"], to = arrays["toff"]
+        cdef int8_t[::1] kn = arrays["kernel"]
+        cdef int32_t[::1] w = arrays["w"], zd = arrays["zdrop"], eb = arrays["end_bonus"], fl = arrays["flag"]
+        gx_table_export(self.t, n, &v_ids[0], &qs[0], &qo[0], &ts[0], &to[0], &kn[0], &w[0], &zd[0], &eb[0], &fl[0])
+        for k in ("kernel", "w", "zdrop", "end_bonus", "flag"):
+            arrays[k] = arrays[k][:n]
+        arrays["qseq"] = arrays["qseq"][:arrays["qoff"][n]]
+        arrays["tseq"] = arrays["tseq"][:arrays["toff"][n]]
+        mat = np.zeros(25, np.int8)
+        cdef int8_t[::1] m = mat
+        cdef int q = 0, e = 0, q2 = 0, e2 = 0
+        gx_table_scoring(self.t, &m[0], &q, &e, &q2, &e2)
+        return ids[:n], arrays, (mat, q, e, q2, e2)
+
+    def predict(self):
+        """Add the second passes minimap2 will ask for after the computed first passes: (jobs, cells)."""
+        cdef int64_t cells = 0
+        cdef int64_t n = gx_table_predict(self.t, &cells)
+        return n, cells
+
+    def store(self, const int64_t[::1] ids, res):
+        """Store a ResultBatch (row i of res is job ids[i] of the table)."""
+        cdef int64_t n = ids.shape[0]
+        if n == 0:
+            return
+        names = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score")
+        cols = [np.ascontiguousarray(getattr(res, k), dtype=np.int32) for k in names]
+        cdef const int32_t *fields[8]
+        cdef const int32_t[::1] col
+        for i in range(8):
+            col = cols[i]
+            fields[i] = &col[0]
+        cdef const int8_t[::1] zd = np.ascontiguousarray(res.zdropped, dtype=np.int8)
+        cdef const int8_t[::1] re = np.ascontiguousarray(res.reach_end, dtype=np.int8)
+        cdef const int64_t[::1] coff = np.ascontiguousarray(res.coff, dtype=np.int64)
+        cig = np.concatenate([np.ascontiguousarray(res.cigar, dtype=np.uint32), np.zeros(1, np.uint32)])
+        cdef const uint32_t[::1] cg = cig
+        gx_table_import(self.t, n, &ids[0], fields, &zd[0], &re[0], &coff[0], &cg[0])

@@ -1,0 +1,95 @@
+"""Backends compute a JobBatch into a ResultBatch: `cpu` (the stock ksw2 code) and `cuda` (GPU kernels).
+
+A backend returns its results and, per reason, the jobs and DP cells it handed to the cpu fallback.
+`resolve` picks the backend for `--backend auto|cpu|cuda` and says why, once, on stderr.
+Neighbours: gpuext/engine/rounds.py calls `run`; gpuext/backends/cpu.py and gpuext/backends/cuda/.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..engine.jobs import JobBatch, ResultBatch
+
+Fallback = dict  # reason -> [jobs, cells]
+
+
+class CpuBackend:
+    """The stock ksw2 code on n threads: the reference and the fallback."""
+
+    name = "cpu"
+
+    def __init__(self, n_threads: int = 1):
+        self.n_threads = n_threads
+
+    def run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
+        from . import cpu
+
+        return cpu.run(batch, self.n_threads), {}
+
+
+class CudaBackend:
+    """ksw_extd2 jobs on the GPU; every job the kernel does not take runs on the cpu backend."""
+
+    name = "cuda"
+
+    def __init__(self, n_threads: int = 1, gpu: int = 0, gpu_mem: int | None = None):
+        import cupy
+
+        from .cuda import ksw_extd2
+
+        self.kernel = ksw_extd2
+        self.cpu = CpuBackend(n_threads)
+        self.gpu_mem = gpu_mem
+        cupy.cuda.Device(gpu).use()
+
+    def run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
+        reasons = self.kernel.supports(batch, self.gpu_mem)
+        on_gpu = np.flatnonzero(reasons == 0)
+        on_cpu = np.flatnonzero(reasons != 0)
+        parts = []
+        if len(on_gpu):
+            parts.append((on_gpu, self.kernel.run(batch, on_gpu, self.gpu_mem)))
+        fallback: Fallback = {}
+        if len(on_cpu):
+            parts.append((on_cpu, self.cpu.run(batch.subset(on_cpu))[0]))
+            cells = batch.cells()
+            for code in np.unique(reasons[on_cpu]):
+                sel = reasons == code
+                fallback[self.kernel.REASONS[int(code)]] = [int(sel.sum()), int(cells[sel].sum())]
+        return ResultBatch.assemble(batch.n, parts), fallback
+
+
+class CorruptingBackend(CpuBackend):
+    """For tests only (GPUEXT_TEST_BACKENDS=1): the cpu results with one job's score changed."""
+
+    name = "corrupt"
+
+    def run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
+        res, fb = super().run(batch)
+        if res.n:
+            res.score[res.n // 2] += 1
+            res.max[res.n // 2] += 1
+        return res, fb
+
+
+def cuda_available() -> bool:
+    from . import cuda
+
+    return cuda.available()
+
+
+def resolve(name: str, n_threads: int, gpu: int = 0, gpu_mem: int | None = None):
+    """The backend object for --backend NAME, or raise ValueError saying why it cannot be used."""
+    if name == "auto":
+        name = "cuda" if cuda_available() else "cpu"
+    if name == "cpu":
+        return CpuBackend(n_threads)
+    if name == "cuda":
+        if not cuda_available():
+            raise ValueError("--backend cuda: CuPy or an NVIDIA GPU is missing (install gpuext[gpu])")
+        return CudaBackend(n_threads, gpu, gpu_mem)
+    if name == "corrupt" and os.environ.get("GPUEXT_TEST_BACKENDS") == "1":
+        return CorruptingBackend(n_threads)
+    raise ValueError(f"unknown backend '{name}'")

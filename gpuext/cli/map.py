@@ -16,13 +16,21 @@ from dataclasses import dataclass, field
 
 from .. import __version__, log
 
-BACKENDS = ("auto", "cpu", "stock")
+BACKENDS = ("auto", "cpu", "cuda", "stock", "corrupt")
 
-HELP = f"""
+HELP = """
 gpuext options (minimap2's options are all accepted, with minimap2's defaults):
-  --backend STR  who computes the extension jobs: auto, cpu (the stock ksw2 code through
-                 gpuext's hook) or stock (minimap2 unhooked) [auto]
-  --version      print gpuext's version and the minimap2 version it carries
+  --backend STR    who computes the extension jobs of each batch: auto (cuda when CuPy sees a GPU,
+                   else cpu), cpu (the stock ksw2 code, batched), cuda, or stock (minimap2 alone,
+                   no batching) [auto]
+  --gpu INT        the GPU to use [0]
+  --rounds INT     rounds of batched jobs per batch of reads; jobs still unknown after them run
+                   inline on the CPU [1]
+  --verify FLOAT   recompute this fraction of the backend's results with the stock code; stop
+                   with an error naming the job on any difference [0]
+  --stats FILE     write run statistics (jobs, DP cells per round, CPU fallbacks, times) as JSON
+  --dump-jobs FILE write every batched extension job of the run to FILE (.npz), for benchmarks
+  --version        print gpuext's version and the minimap2 version it carries
 """
 
 
@@ -31,6 +39,11 @@ class GpuextOptions:
     """Options of gpuext itself, split off the minimap2 command line."""
 
     backend: str = "auto"
+    gpu: int = 0
+    rounds: int = 1
+    verify: float = 0.0
+    stats: str | None = None
+    dump_jobs: str | None = None
     minimap2_argv: list[str] = field(default_factory=list)
 
 
@@ -39,7 +52,14 @@ class UsageError(ValueError):
 
 
 # long option -> (attribute, takes a value, allowed values)
-_OPTIONS = {"--backend": ("backend", True, BACKENDS)}
+_OPTIONS = {
+    "--backend": ("backend", str, BACKENDS),
+    "--gpu": ("gpu", int, None),
+    "--rounds": ("rounds", int, None),
+    "--verify": ("verify", float, None),
+    "--stats": ("stats", str, None),
+    "--dump-jobs": ("dump_jobs", str, None),
+}
 
 
 def split_argv(argv: list[str]) -> GpuextOptions:
@@ -54,19 +74,26 @@ def split_argv(argv: list[str]) -> GpuextOptions:
             break
         name, eq, value = a.partition("=")
         if name in _OPTIONS:
-            attr, takes_value, allowed = _OPTIONS[name]
-            if takes_value and not eq:
+            attr, kind, allowed = _OPTIONS[name]
+            if not eq:
                 if i + 1 >= len(argv):
                     raise UsageError(f"option '{name}' needs a value")
                 i += 1
                 value = argv[i]
             if allowed and value not in allowed:
                 raise UsageError(f"option '{name}' takes one of {', '.join(allowed)}, not '{value}'")
-            setattr(opts, attr, value)
+            try:
+                setattr(opts, attr, kind(value))
+            except ValueError:
+                raise UsageError(f"option '{name}' takes a number, not '{value}'") from None
         else:
             rest.append(a)
         i += 1
     opts.minimap2_argv = rest
+    if opts.rounds < 0:
+        raise UsageError("--rounds must be 0 or more")
+    if not 0 <= opts.verify <= 1:
+        raise UsageError("--verify takes a fraction between 0 and 1")
     return opts
 
 
@@ -141,17 +168,48 @@ def main(argv: list[str]) -> int:
     if bad:
         log.error("gpuext::map", bad)
         return 1
-    backend = "cpu" if opts.backend == "auto" else opts.backend
-    native.set_provider(backend)
-    native.reset_counters()
-    sys.stdout.flush()
-    ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv))
     if "-h" in opts.minimap2_argv or "--help" in opts.minimap2_argv:
+        sys.stdout.flush()
+        ret = native.run_cli(["gpuext map", *opts.minimap2_argv])
         print(HELP, end="")
         return ret
-    if ret == 0 and backend != "stock":
-        counts = native.counters()
-        jobs = sum(j for j, _ in counts.values())
-        cells = sum(c for _, c in counts.values())
-        log.info("gpuext::map", f"backend {backend}: {jobs} extension jobs, {cells / 1e9:.3f} G DP cells")
+    engine = None
+    if opts.backend != "stock":
+        from ..backends import resolve
+        from ..engine.rounds import BatchEngine
+
+        try:
+            backend = resolve(opts.backend, _threads(opts.minimap2_argv), opts.gpu)
+        except ValueError as e:
+            log.error("gpuext::map", str(e))
+            return 1
+        engine = BatchEngine(backend, opts.rounds, opts.verify, keep_jobs=opts.dump_jobs is not None)
+        log.info("gpuext::map", f"extension backend: {backend.name} (--backend {opts.backend})")
+    native.install_engine(engine, engine.n_steps if engine else 1)
+    sys.stdout.flush()
+    ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv))
+    native.install_engine(None)
+    if ret == 0 and engine is not None:
+        from ..engine.rounds import report
+
+        report(engine.stats)
+        if opts.stats:
+            from ..io.atomic import write_json
+
+            write_json(opts.stats, engine.stats.as_dict())
+        if opts.dump_jobs and engine.kept:
+            from ..engine.jobs import JobBatch
+
+            JobBatch.concat(engine.kept).save(opts.dump_jobs)
     return ret
+
+
+def _threads(argv: list[str]) -> int:
+    """minimap2's -t (default 3), for the cpu backend's batch threads."""
+    n = 3
+    for i, a in enumerate(argv):
+        if a.startswith("-t") and not a.startswith("--"):
+            v = a[2:] or (argv[i + 1] if i + 1 < len(argv) else "")
+            if v.isdigit():
+                n = int(v)
+    return max(1, n)

@@ -76,6 +76,38 @@ class JobBatch:
         """DP cells ksw2 computes per job: the band area (int64)."""
         return band_cells(self.qlen(), self.tlen(), self.w)
 
+    @staticmethod
+    def concat(batches: list["JobBatch"]) -> "JobBatch":
+        """One batch holding the jobs of several (same scoring) in order."""
+        def offsets(offs):
+            out, base = [np.zeros(1, np.int64)], 0
+            for o in offs:
+                out.append(o[1:] + base)
+                base += int(o[-1])
+            return np.concatenate(out)
+        cat = lambda name: np.concatenate([getattr(b, name) for b in batches])  # noqa: E731
+        return JobBatch(batches[0].scoring, cat("qseq"), offsets([b.qoff for b in batches]), cat("tseq"),
+                        offsets([b.toff for b in batches]), cat("kernel"), cat("w"), cat("zdrop"),
+                        cat("end_bonus"), cat("flag"))
+
+    def save(self, path: str) -> None:
+        """Write the batch as .npz (the arrays above plus mat, q, e, q2, e2), e.g. for benchmarks."""
+        s = self.scoring
+        np.savez_compressed(path, qseq=self.qseq, qoff=self.qoff, tseq=self.tseq, toff=self.toff,
+                            kernel=self.kernel, w=self.w, zdrop=self.zdrop, end_bonus=self.end_bonus,
+                            flag=self.flag, mat=s.mat, q=s.q, e=s.e, q2=s.q2, e2=s.e2)
+
+    def subset(self, idx: np.ndarray) -> "JobBatch":
+        """The jobs idx (in that order) as a batch of their own."""
+        idx = np.asarray(idx, np.int64)
+        ql, tl = self.qlen()[idx], self.tlen()[idx]
+        qparts = [self.qseq[self.qoff[i]:self.qoff[i + 1]] for i in idx]
+        tparts = [self.tseq[self.toff[i]:self.toff[i + 1]] for i in idx]
+        cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.uint8)  # noqa: E731
+        return JobBatch(self.scoring, cat(qparts), np.r_[0, np.cumsum(ql)].astype(np.int64), cat(tparts),
+                        np.r_[0, np.cumsum(tl)].astype(np.int64), self.kernel[idx], self.w[idx],
+                        self.zdrop[idx], self.end_bonus[idx], self.flag[idx])
+
 
 @dataclass
 class ResultBatch:
@@ -102,6 +134,25 @@ class ResultBatch:
 
     def cigar_of(self, i: int) -> np.ndarray:
         return self.cigar[self.coff[i]:self.coff[i + 1]]
+
+    @staticmethod
+    def assemble(n: int, parts: list[tuple[np.ndarray, "ResultBatch"]]) -> "ResultBatch":
+        """One ResultBatch of n jobs from parts (idx, result): row k of a part is job idx[k]."""
+        cols = {}
+        names = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
+        for name in names:
+            cols[name] = np.zeros(n, np.int8 if name in ("zdropped", "reach_end") else np.int32)
+        ncig = np.zeros(n, np.int64)
+        for idx, r in parts:
+            for name in names:
+                cols[name][idx] = getattr(r, name)
+            ncig[idx] = np.diff(r.coff)
+        coff = np.r_[0, np.cumsum(ncig)].astype(np.int64)
+        cigar = np.zeros(int(coff[-1]), np.uint32)
+        for idx, r in parts:
+            for k, i in enumerate(idx):
+                cigar[coff[i]:coff[i + 1]] = r.cigar_of(k)
+        return ResultBatch(coff=coff, cigar=cigar, **cols)
 
     def diff(self, other: "ResultBatch") -> list[tuple[int, str]]:
         """(job, field) pairs where two results differ; empty when identical."""
