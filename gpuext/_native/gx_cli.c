@@ -14,6 +14,7 @@
 #include "gx_glue.h"
 
 static char *gx_final_path, *gx_tmp_path;
+static const char *gx_final_override; /* where the -o output goes instead (gpuext converts it to BAM) */
 
 static void gx_drop_tmp(void)
 {
@@ -24,21 +25,25 @@ static void gx_drop_tmp(void)
 
 static const char *gx_output(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dir_len = slash? (size_t)(slash - path + 1) : 0;
+	const char *slash;
+	size_t dir_len;
 	gx_drop_tmp(); /* -o given twice: only the last one counts, as in minimap2 */
+	if (gx_final_override) path = gx_final_override;
+	slash = strrchr(path, '/');
+	dir_len = slash? (size_t)(slash - path + 1) : 0;
 	gx_final_path = strdup(path);
 	gx_tmp_path = (char*)malloc(strlen(path) + 64);
 	sprintf(gx_tmp_path, "%.*s.%s.gpuext-%ld.tmp", (int)dir_len, path, path + dir_len, (long)getpid());
 	return gx_tmp_path;
 }
 
-int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra)
+int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra, const char *output_override)
 {
 	static int registered = 0;
 	int ret, saved_stdout = dup(STDOUT_FILENO); /* -o reopens stdout; a library caller wants it back */
 	if (!registered) atexit(gx_drop_tmp), registered = 1;
 	mm_cli_output = gx_output;
+	gx_final_override = output_override;
 	mm_cli_sam_hdr_extra = sam_hdr_extra;
 	mm_bseq_n_parse_errors = 0;
 	ret = mm_cli_main(argc, argv);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* gx_cli.c */
-int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra);
+int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra, const char *output_override);
 
 /* gx_ksw.c */
 #define GX_KERNEL_EXTD2 0

@@ -12,7 +12,7 @@ from libc.stdlib cimport malloc, free, calloc
 import numpy as np
 
 cdef extern from "gx_glue.h":
-    int gx_cli_run(int argc, char **argv, const char *sam_hdr_extra) nogil
+    int gx_cli_run(int argc, char **argv, const char *sam_hdr_extra, const char *output_override) nogil
     int64_t gx_band_cells(int qlen, int tlen, int w)
     ctypedef struct gx_batch_t:
         int64_t n
@@ -65,6 +65,7 @@ cdef extern from "mmhook.h":
     void (*mm_map_batch_hook)(int n_threads, void *batch, int n_seq, int step) noexcept nogil
     int mm_map_batch_steps
     void mm_map_batch_round(int n_threads, void *batch) nogil
+    int64_t mm_map_batch_bases(const void *batch)
 
 cdef extern from "minimap.h":
     const char *MM_VERSION
@@ -73,24 +74,29 @@ cdef extern from "minimap.h":
 minimap2_version = MM_VERSION.decode()
 
 
-def run_cli(argv, sam_hdr_extra=None):
+def run_cli(argv, sam_hdr_extra=None, output_override=None):
     """Run minimap2's command line (argv[0] is the program name) in this process; return its status.
 
-    Output goes to C stdout (or the -o file, written atomically); logs to stderr. minimap2 may call
-    exit() on fatal errors, which ends the process.
+    Output goes to C stdout, or to the -o file (written under a temporary name, renamed on success);
+    output_override names the file -o output goes to instead of -o's argument (which stays in the
+    @PG line). Logs go to stderr. minimap2 may call exit() on fatal errors, ending the process.
     """
     cdef int argc = len(argv), i, ret
     cdef char **c_argv = <char**>calloc(argc + 1, sizeof(char*))
     encoded = [a.encode() if isinstance(a, str) else bytes(a) for a in argv]
     extra = sam_hdr_extra.encode() if sam_hdr_extra else None
+    override = output_override.encode() if output_override else None
     cdef const char *c_extra = NULL
+    cdef const char *c_override = NULL
     if extra is not None:
         c_extra = extra
+    if override is not None:
+        c_override = override
     try:
         for i in range(argc):
             c_argv[i] = encoded[i]
         with nogil:
-            ret = gx_cli_run(argc, c_argv, c_extra)
+            ret = gx_cli_run(argc, c_argv, c_extra, c_override)
     finally:
         free(c_argv)
     return ret
@@ -171,7 +177,7 @@ _driver = None
 cdef void _batch_hook(int n_threads, void *batch, int n_seq, int step) noexcept nogil:
     with gil:
         try:
-            _driver(n_threads, <size_t>batch, n_seq, step)
+            _driver(n_threads, <size_t>batch, n_seq, mm_map_batch_bases(batch) if step == 0 else 0, step)
         except BaseException as e:  # a failed batch must stop the run, not return half-mapped reads
             import sys
             print(f"[E::gpuext::engine] {type(e).__name__}: {e}", file=sys.stderr, flush=True)
@@ -179,7 +185,8 @@ cdef void _batch_hook(int n_threads, void *batch, int n_seq, int step) noexcept 
 
 
 def install_engine(driver, int n_steps=1):
-    """Map every batch in n_steps pipeline steps, each calling driver(n_threads, batch, n_reads, step).
+    """Map every batch in n_steps pipeline steps, each calling driver(n_threads, batch, n_reads, n_bases, step)
+    (n_bases only at step 0).
 
     None uninstalls (minimap2 maps alone again).
     """

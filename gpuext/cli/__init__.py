@@ -10,6 +10,9 @@ from .. import __version__
 
 SUBCOMMANDS = {
     "map": ("gpuext.cli.map", "map reads like minimap2 2.31, extension on the GPU; same flags, same output"),
+    "compare": ("gpuext.cli.compare", "compare two SAM/BAM/PAF files record by record"),
+    "verify": ("gpuext.cli.verify", "run stock minimap2 2.31 and gpuext on the same inputs and compare"),
+    "stats": ("gpuext.cli.stats", "counts, read-length and identity distributions of a SAM/BAM file"),
 }
 
 

@@ -30,6 +30,11 @@ gpuext options (minimap2's options are all accepted, with minimap2's defaults):
                    with an error naming the job on any difference [0]
   --stats FILE     write run statistics (jobs, DP cells per round, CPU fallbacks, times) as JSON
   --dump-jobs FILE write every batched extension job of the run to FILE (.npz), for benchmarks
+  --sort           with -o FILE.bam: coordinate-sorted, indexed BAM (FILE.bam.bai)
+  --sort-mem STR   memory per thread for --sort, as samtools sort -m [768M]
+  --quiet          no progress and no gpuext summary on stderr
+  --progress-interval FLOAT  seconds between progress lines (shown on a terminal only) [10]
+-o FILE.bam writes BAM (through pysam); any other -o name, or stdout, gets minimap2's SAM/PAF.
   --version        print gpuext's version and the minimap2 version it carries
 """
 
@@ -44,6 +49,10 @@ class GpuextOptions:
     verify: float = 0.0
     stats: str | None = None
     dump_jobs: str | None = None
+    sort: bool = False
+    sort_mem: str = "768M"
+    quiet: bool = False
+    progress_interval: float = 10.0
     minimap2_argv: list[str] = field(default_factory=list)
 
 
@@ -59,7 +68,10 @@ _OPTIONS = {
     "--verify": ("verify", float, None),
     "--stats": ("stats", str, None),
     "--dump-jobs": ("dump_jobs", str, None),
+    "--sort-mem": ("sort_mem", str, None),
+    "--progress-interval": ("progress_interval", float, None),
 }
+_FLAGS = {"--sort": "sort", "--quiet": "quiet"}
 
 
 def split_argv(argv: list[str]) -> GpuextOptions:
@@ -73,7 +85,9 @@ def split_argv(argv: list[str]) -> GpuextOptions:
             rest.extend(argv[i:])
             break
         name, eq, value = a.partition("=")
-        if name in _OPTIONS:
+        if a in _FLAGS:
+            setattr(opts, _FLAGS[a], True)
+        elif name in _OPTIONS:
             attr, kind, allowed = _OPTIONS[name]
             if not eq:
                 if i + 1 >= len(argv):
@@ -133,6 +147,32 @@ def positionals(argv: list[str]) -> list[str]:
     return out
 
 
+def short_option(argv: list[str], letter: str) -> str | bool | None:
+    """The value of minimap2's short option `letter` (last one wins; True for a flag), or None."""
+    found: str | bool | None = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            break
+        if a.startswith("--"):
+            i += 2 if a[2:] in LONG_WITH_ARG else 1
+            continue
+        if a.startswith("-") and a != "-":
+            for k, c in enumerate(a[1:], start=1):
+                if c in SHORT_WITH_ARG:
+                    value = a[k + 1:] if k < len(a) - 1 else (argv[i + 1] if i + 1 < len(argv) else "")
+                    if c == letter:
+                        found = value
+                    if k == len(a) - 1:
+                        i += 1
+                    break
+                if c == letter:
+                    found = True
+        i += 1
+    return found
+
+
 def unreadable_input(argv: list[str]) -> str | None:
     """The first input path that cannot be read, with the reason; None when all can."""
     for path in positionals(argv):
@@ -173,6 +213,22 @@ def main(argv: list[str]) -> int:
         ret = native.run_cli(["gpuext map", *opts.minimap2_argv])
         print(HELP, end="")
         return ret
+    out = short_option(opts.minimap2_argv, "o")
+    bam = isinstance(out, str) and out.endswith(".bam")
+    if opts.sort and not bam:
+        log.error("gpuext::map", "--sort needs -o FILE.bam")
+        return 1
+    if bam:
+        if not short_option(opts.minimap2_argv, "a"):
+            log.error("gpuext::map", "-o FILE.bam needs SAM output (-a)")
+            return 1
+        from ..io.bam import require_pysam
+
+        try:
+            require_pysam()
+        except RuntimeError as e:
+            log.error("gpuext::map", str(e))
+            return 1
     engine = None
     if opts.backend != "stock":
         from ..backends import resolve
@@ -184,15 +240,34 @@ def main(argv: list[str]) -> int:
             log.error("gpuext::map", str(e))
             return 1
         engine = BatchEngine(backend, opts.rounds, opts.verify, keep_jobs=opts.dump_jobs is not None)
-        log.info("gpuext::map", f"extension backend: {backend.name} (--backend {opts.backend})")
+        if not opts.quiet:
+            log.info("gpuext::map", f"extension backend: {backend.name} (--backend {opts.backend})")
+    progress = None
+    if engine is not None:
+        from ..progress import Progress
+
+        if Progress.wanted(opts.quiet):
+            progress = Progress(engine.stats, opts.progress_interval).start()
+    sam_tmp = f"{out}.gpuext-{os.getpid()}.sam" if bam else None
     native.install_engine(engine, engine.n_steps if engine else 1)
     sys.stdout.flush()
-    ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv))
-    native.install_engine(None)
+    try:
+        ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv), sam_tmp)
+        if progress is not None:
+            progress.stop()
+        native.install_engine(None)
+        if ret == 0 and bam:
+            from ..io.bam import write_bam
+
+            write_bam(sam_tmp, out, sort=opts.sort, threads=_threads(opts.minimap2_argv), mem_per_thread=opts.sort_mem)
+    finally:
+        if sam_tmp and os.path.exists(sam_tmp):
+            os.unlink(sam_tmp)
     if ret == 0 and engine is not None:
         from ..engine.rounds import report
 
-        report(engine.stats)
+        if not opts.quiet:
+            report(engine.stats)
         if opts.stats:
             from ..io.atomic import write_json
 
@@ -205,11 +280,6 @@ def main(argv: list[str]) -> int:
 
 
 def _threads(argv: list[str]) -> int:
-    """minimap2's -t (default 3), for the cpu backend's batch threads."""
-    n = 3
-    for i, a in enumerate(argv):
-        if a.startswith("-t") and not a.startswith("--"):
-            v = a[2:] or (argv[i + 1] if i + 1 < len(argv) else "")
-            if v.isdigit():
-                n = int(v)
-    return max(1, n)
+    """minimap2's -t (default 3), for the cpu backend's batch threads and BAM compression."""
+    t = short_option(argv, "t")
+    return max(1, int(t)) if isinstance(t, str) and t.isdigit() else 3

@@ -35,6 +35,9 @@ class Stats:
 
     backend: str = ""
     reads: int = 0
+    bases: int = 0
+    done_reads: int = 0                                 # reads whose mapping has finished
+    done_bases: int = 0
     batches: int = 0
     rounds: list = field(default_factory=list)          # per round index: jobs, cells, served
     backend_jobs: int = 0
@@ -65,7 +68,7 @@ class Stats:
         batched = sum(r["cells"] for r in self.rounds)
         total_cells = batched + self.inline_cells
         return {
-            "backend": self.backend, "reads": self.reads, "batches": self.batches,
+            "backend": self.backend, "reads": self.reads, "bases": self.bases, "batches": self.batches,
             "jobs": sum(r["jobs"] for r in self.rounds) + self.inline_jobs,
             "dp_cells": total_cells,
             "rounds": self.rounds,
@@ -112,14 +115,15 @@ class BatchEngine:
     def n_steps(self) -> int:
         return 2 * self.max_rounds + 1
 
-    def __call__(self, n_threads: int, batch_ptr: int, n_reads: int, step: int) -> None:
+    def __call__(self, n_threads: int, batch_ptr: int, n_reads: int, n_bases: int, step: int) -> None:
         from .._native import minimap2 as native
 
         with self._lock:
             if step == 0:
                 self.stats.batches += 1
                 self.stats.reads += n_reads
-                self._batches[batch_ptr] = {"table": native.JobTable(), "ptr": batch_ptr, "done": False,
+                self.stats.bases += n_bases
+                self._batches[batch_ptr] = {"table": native.JobTable(), "ptr": batch_ptr, "done": False, "bases": n_bases,
                                           "no": self.stats.batches}
             b = self._batches[batch_ptr]
         final = step == self.n_steps - 1
@@ -131,6 +135,8 @@ class BatchEngine:
         if final:
             with self._lock:
                 del self._batches[batch_ptr]
+                self.stats.done_reads += n_reads
+                self.stats.done_bases += b["bases"]
 
     def _round(self, native, b: dict, n_threads: int, r: int, final: bool) -> None:
         t0 = time.perf_counter()
