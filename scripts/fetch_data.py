@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import hashlib
-import importlib.util
 import io
 import os
 import shutil
@@ -42,6 +40,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import upstream  # noqa: E402  (scripts/upstream.py: sdists, sha256, PyPI downloads)
+
 DATA = ROOT / "data"
 CACHE = Path(os.environ.get("GPUEXT_DATA_CACHE", DATA / "cache"))
 MANIFEST = DATA / "MANIFEST.tsv"
@@ -56,12 +57,7 @@ def log(msg: str) -> None:
     print(f"[M::fetch_data] {msg}", file=sys.stderr, flush=True)
 
 
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+sha256 = upstream.sha256   # one definition, shared with the build
 
 
 def _atomic_write(dest: Path, data: bytes) -> None:
@@ -320,10 +316,7 @@ def fetch_deb(deb: Deb) -> Path:
 
 
 def _upstream_module():
-    spec = importlib.util.spec_from_file_location("gpuext_upstream", ROOT / "scripts" / "upstream.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return upstream
 
 
 def fetch_sdist(sd: Sdist) -> Path:
