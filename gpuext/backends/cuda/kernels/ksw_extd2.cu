@@ -12,8 +12,7 @@
 //
 // Kernels (all launched by gpuext/backends/cuda/ksw_extd2.py):
 //   ksw_extd2_size      one thread per job: direction bytes and widest aligned band
-//   ksw_extd2_dp_smem   one warp per job, int8 state ring in shared memory
-//   ksw_extd2_dp_gmem   one warp per job, int8 state ring in global memory (wide bands)
+//   ksw_extd2_dp_w*_*   1, 4 or 16 warps per job; state ring in shared (smem) or global (gmem) memory
 //   ksw_extd2_tb        one thread per job: start cell choice and ksw_backtrack
 //   ksw_extd2_pack      one thread per job: CIGAR copy, reversed unless KSW_EZ_REV_CIGAR
 //
@@ -113,26 +112,34 @@ extern "C" __global__ void ksw_extd2_size(const int* __restrict__ qlenv, const i
 }
 
 // ---- the DP ----------------------------------------------------------------------------------
-// State ring of one job (R slots, a power of two larger than the widest aligned band + 31):
-// the int8 arrays u, v, x, y, x2, y2 and the score row s of ksw2 (lines 107-116), and the int32
-// H of the exact mode (lines 117-120), indexed by target slot t & (R-1). A block of 16 slots is
-// initialised (u,v,x,y = -(q+e), x2,y2 = -(q2+e2), s = 0, H = NEG_INF, as kcalloc/memset/line
-// 119 leave them) when the band or a score store first reaches it; slots below the band are
-// dead by then (st never decreases), so the ring holds exactly what ksw2's full arrays hold at
-// every slot ksw2 reads.
+// State ring of one job (R slots, a power of two larger than the widest aligned band + 31),
+// indexed by target slot t & (R-1): the int8 arrays of ksw2 (lines 107-116) and the int32 H of
+// the exact mode (lines 117-120). x, v and x2 are read at slot t-1 by the next anti-diagonal, so
+// they are double-buffered (buffer r & 1 is written on anti-diagonal r): then no thread ever
+// overwrites a value another thread still has to read, whatever the number of threads per job.
+// u, y, y2, s and H are read and written at slot t by the thread that owns slot t. A block of 16
+// slots is initialised (u,v,x,y = -(q+e), x2,y2 = -(q2+e2), s = 0, H = NEG_INF, as kcalloc,
+// memset and line 119 leave them; both buffers) when the band or a score store first reaches
+// it; slots below the band are dead by then (st never decreases), so the ring holds exactly what
+// ksw2's full-length arrays hold at every slot ksw2 reads.
 struct Ring {
-	ku8 *u, *v, *x, *y, *x2, *y2, *s;
+	ku8 *u, *y, *y2, *s, *pp;  // pp: x, v, x2 of buffer 0, then of buffer 1
 	int* H;
 	ku32 mask;
+	__device__ __forceinline__ ku8* x(int b) const { return pp + (size_t)b * 3 * (mask + 1); }
+	__device__ __forceinline__ ku8* v(int b) const { return pp + (size_t)(3 * b + 1) * (mask + 1); }
+	__device__ __forceinline__ ku8* x2(int b) const { return pp + (size_t)(3 * b + 2) * (mask + 1); }
 };
+
+#define RING_BYTES_PER_SLOT 14
 
 __device__ __forceinline__ Ring make_ring(ku8* base, int lg)
 {
 	Ring g;
 	ku32 R = 1u << lg;
-	g.u = base, g.v = base + R, g.x = base + 2 * R, g.y = base + 3 * R;
-	g.x2 = base + 4 * R, g.y2 = base + 5 * R, g.s = base + 6 * R;
-	g.H = (int*)(base + 8 * R);
+	g.u = base, g.y = base + R, g.y2 = base + 2 * R, g.s = base + 3 * R;
+	g.pp = base + 4 * R;
+	g.H = (int*)(base + 10 * R);
 	g.mask = R - 1;
 	return g;
 }
@@ -153,21 +160,29 @@ __device__ __forceinline__ int score_plain(const ku8* __restrict__ T, const ku8*
 
 extern __shared__ __align__(16) unsigned char ksw_smem[];
 
-template <bool SMEM>
-__device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list, int smem_lg,
-									   const ku8* __restrict__ qseq, const ki64* __restrict__ qst,
-									   const int* __restrict__ qlenv, const ku8* __restrict__ tseq,
-									   const ki64* __restrict__ tst, const int* __restrict__ tlenv,
-									   const int* __restrict__ wv, const int* __restrict__ zdv,
-									   const int* __restrict__ flv, const ki64* __restrict__ dir_off, ku8* dir,
-									   const ki64* __restrict__ doff_off, ku32* doff,
-									   const ki64* __restrict__ ring_off, const int* __restrict__ ring_lgv,
-									   ku8* ring_arena, const signed char* __restrict__ mat, int q_, int e_,
-									   int q2_, int e2_, int* __restrict__ res, int n_res)
+// A team of NW warps computes one job. NW == 1: several teams (jobs) per block, synchronised
+// with __syncwarp; NW > 1: one team per block, __syncthreads. Each anti-diagonal: set-up (band,
+// ring blocks, boundary cell), barrier, the cells (4 slots per thread and step), barrier, the
+// maximum / Z-drop bookkeeping, done redundantly by every thread so that all stay uniform.
+template <bool SMEM, int NW>
+__device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_list, int smem_lg,
+										const ku8* __restrict__ qseq, const ki64* __restrict__ qst,
+										const int* __restrict__ qlenv, const ku8* __restrict__ tseq,
+										const ki64* __restrict__ tst, const int* __restrict__ tlenv,
+										const int* __restrict__ wv, const int* __restrict__ zdv,
+										const int* __restrict__ flv, const ki64* __restrict__ dir_off, ku8* dir,
+										const ki64* __restrict__ doff_off, ku32* doff,
+										const ki64* __restrict__ ring_off, const int* __restrict__ ring_lgv,
+										ku8* ring_arena, const signed char* __restrict__ mat, int q_, int e_,
+										int q2_, int e2_, int* __restrict__ res, int n_res)
 {
-	const int lane = threadIdx.x & 31;
-	const int k = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-	if (k >= n_list) return;  // warp-uniform
+	constexpr int NT = 32 * NW;
+	__shared__ int red_v[NW];
+	__shared__ ku32 red_r[NW];
+	const int tid = threadIdx.x % NT, lane = threadIdx.x & 31, wid = tid >> 5;
+	const int team = threadIdx.x / NT;
+	const int k = blockIdx.x * (blockDim.x / NT) + team;
+	if (k >= n_list) return;  // team-uniform
 	const int jid = jlist[k];
 	const int qlen = qlenv[jid], tlen = tlenv[jid];
 	const ku8* __restrict__ Q = qseq + qst[jid];
@@ -176,7 +191,7 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 	const bool approx = (flag & KSW_EZ_APPROX_MAX) != 0, right = (flag & KSW_EZ_RIGHT) != 0;
 	const bool generic = (flag & KSW_EZ_GENERIC_SC) != 0, with_cigar = !(flag & KSW_EZ_SCORE_ONLY);
 
-	Ring g = SMEM ? make_ring(ksw_smem + (size_t)(threadIdx.x >> 5) * (12u << smem_lg), smem_lg)
+	Ring g = SMEM ? make_ring(ksw_smem + (size_t)team * (RING_BYTES_PER_SLOT << smem_lg), smem_lg)
 				  : make_ring(ring_arena + ring_off[jid], ring_lgv[jid]);
 	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);
 	ku32* __restrict__ DO = doff + doff_off[jid];
@@ -200,6 +215,7 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 	ki64 dcur = 0;
 
 	for (int r = 0; r < qlen + tlen - 1; ++r) {
+		const int nb_ = r & 1, ob = nb_ ^ 1;  // buffers written on this / the previous anti-diagonal
 		// band (lines 138-147)
 		const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
 		if (st0 > en0) { zdropped = 1; break; }
@@ -210,21 +226,21 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 		const int top = en > send ? en : send;
 		const int nb = (top >> 4) + 1;
 		if (nb > hw) {  // first touch of blocks [hw, nb): ksw2's initial array contents
-			for (int i = lane; i < (nb - hw) * 4; i += 32) {
+			for (int i = tid; i < (nb - hw) * 4; i += NT) {
 				ku32 ix = (ku32)(hw * 16 + 4 * i) & g.mask;
-				st4(g.u + ix, FILL1), st4(g.v + ix, FILL1), st4(g.x + ix, FILL1), st4(g.y + ix, FILL1);
-				st4(g.x2 + ix, FILL2), st4(g.y2 + ix, FILL2), st4(g.s + ix, 0u);
+				st4(g.u + ix, FILL1), st4(g.y + ix, FILL1), st4(g.y2 + ix, FILL2), st4(g.s + ix, 0u);
+				st4(g.x(0) + ix, FILL1), st4(g.v(0) + ix, FILL1), st4(g.x2(0) + ix, FILL2);
+				st4(g.x(1) + ix, FILL1), st4(g.v(1) + ix, FILL1), st4(g.x2(1) + ix, FILL2);
 				if (!approx) *(int4*)(g.H + ix) = make_int4(KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF);
 			}
 			hw = nb;
 		}
-		__syncwarp();
 		// left neighbour of the first slot (lines 149-159)
 		int x1, x21, v1;
 		if (st > 0) {
 			if (st - 1 >= last_st && st - 1 <= last_en) {
 				ku32 i1 = (ku32)(st - 1) & g.mask;
-				x1 = g.x[i1], x21 = g.x2[i1], v1 = g.v[i1];
+				x1 = g.x(ob)[i1], x21 = g.x2(ob)[i1], v1 = g.v(ob)[i1];
 			} else {
 				x1 = -qe, x21 = -qe2, v1 = -qe;
 			}
@@ -236,39 +252,43 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 		int Hprev = 0;
 		if (!approx && r > 0) Hprev = g.H[(ku32)(en0 > 0 ? en0 - 1 : en0) & g.mask];
 		// top boundary cell (r,-1) in slot r (lines 160-163)
-		if (lane == 0 && en >= r) {
+		if (tid == 0 && en >= r) {
 			ku32 ir = (ku32)r & g.mask;
 			g.y[ir] = (ku8)(-qe), g.y2[ir] = (ku8)(-qe2);
 			g.u[ir] = (ku8)boundary_diff(r, qe, e, e2, long_thres, long_diff);
 		}
-		if (lane == 0 && with_cigar) DO[r] = (ku32)(dcur >> 4);
-		__syncwarp();
+		if (tid == 0 && with_cigar) DO[r] = (ku32)(dcur >> 4);
+		if (NW == 1) __syncwarp(); else __syncthreads();
 
 		// argmax order of lines 327-357: en0 first, then t = st0+k (mod 4) groups below en1, then
 		// the tail [en1, en0); ranks encode it, the smallest rank wins among equal H
 		const int en1 = st0 + ((en0 - st0) >> 2 << 2), n4 = (en1 - st0) >> 2;
 		int bestV = (int)0x80000000;
 		ku32 bestR = 0xffffffffu;
-		ku32 cx = (ku8)x1, cv = (ku8)v1, cx2 = (ku8)x21;  // carried byte: slot t-1 of the previous word
 		ku8* __restrict__ Pr = P + dcur;
+		const ku8 *__restrict__ xo = g.x(ob), *__restrict__ vo = g.v(ob), *__restrict__ x2o = g.x2(ob);
+		ku8 *__restrict__ xn = g.x(nb_), *__restrict__ vn = g.v(nb_), *__restrict__ x2n = g.x2(nb_);
 
-		// core loop (lines 228-322): slots [st, en], 128 per warp step, 4 per lane
-		for (int base = st; base <= en; base += 128) {
+		// core loop (lines 228-322): slots [st, en], 4 per thread, NT threads per step
+		for (int base = st + 128 * wid; base <= en; base += 4 * NT) {  // warp-uniform trip count
 			const int t0 = base + 4 * lane;
 			const bool act = t0 <= en;
 			const ku32 ix = (ku32)t0 & g.mask;
 			ku32 X = 0, V = 0, X2 = 0, U = 0, Y = 0, Y2 = 0, S = 0;
 			if (act) {
-				X = ld4(g.x + ix), V = ld4(g.v + ix), X2 = ld4(g.x2 + ix);
+				X = ld4(xo + ix), V = ld4(vo + ix), X2 = ld4(x2o + ix);
 				U = ld4(g.u + ix), Y = ld4(g.y + ix), Y2 = ld4(g.y2 + ix), S = ld4(g.s + ix);
 			}
 			ku32 Xp = __shfl_up_sync(KSW_FULL_MASK, X, 1), Vp = __shfl_up_sync(KSW_FULL_MASK, V, 1);
 			ku32 X2p = __shfl_up_sync(KSW_FULL_MASK, X2, 1);
-			const ku32 Xl = __shfl_sync(KSW_FULL_MASK, X, 31), Vl = __shfl_sync(KSW_FULL_MASK, V, 31);
-			const ku32 X2l = __shfl_sync(KSW_FULL_MASK, X2, 31);
-			if (lane == 0) Xp = cx << 24, Vp = cv << 24, X2p = cx2 << 24;
-			cx = Xl >> 24, cv = Vl >> 24, cx2 = X2l >> 24;
 			if (!act) continue;
+			if (lane == 0) {  // slot t0-1: the first-slot rule, or the previous anti-diagonal's value
+				if (t0 == st) Xp = (ku32)(ku8)x1 << 24, Vp = (ku32)(ku8)v1 << 24, X2p = (ku32)(ku8)x21 << 24;
+				else {
+					const ku32 i1 = (ku32)(t0 - 1) & g.mask;
+					Xp = (ku32)xo[i1] << 24, Vp = (ku32)vo[i1] << 24, X2p = (ku32)x2o[i1] << 24;
+				}
+			}
 			// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
 			const ku32 Xs = (X << 8) | (Xp >> 24), Vs = (V << 8) | (Vp >> 24), X2s = (X2 << 8) | (X2p >> 24);
 			// this anti-diagonal's scores; other slots keep the stale s[] (spec §1.8 item 3)
@@ -316,8 +336,8 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 				m = __vcmpgts4(0u, a2), X2n = __vsub4(a2 & ~m, QE24), d |= ~m & 0x20202020u;
 				m = __vcmpgts4(0u, b2), Y2n = __vsub4(b2 & ~m, QE24), d |= ~m & 0x40404040u;
 			}
-			st4(g.u + ix, Un), st4(g.v + ix, Vn), st4(g.x + ix, Xn), st4(g.y + ix, Yn);
-			st4(g.x2 + ix, X2n), st4(g.y2 + ix, Y2n), st4(g.s + ix, S);
+			st4(g.u + ix, Un), st4(vn + ix, Vn), st4(xn + ix, Xn), st4(g.y + ix, Yn);
+			st4(x2n + ix, X2n), st4(g.y2 + ix, Y2n), st4(g.s + ix, S);
 			if (with_cigar) st4(Pr + (t0 - st), d);
 			// exact maximum: H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358)
 			if (!approx && t0 <= en0 && t0 + 3 >= st0) {
@@ -342,8 +362,8 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 			}
 		}
 		// score stores past en (only when st0 is not 16-aligned): slots (en, send]
-		if (send > en && lane < 4) {
-			const int t0 = en + 1 + 4 * lane;
+		if (send > en && tid < 4) {
+			const int t0 = en + 1 + 4 * tid;
 			if (t0 <= send) {
 				const ku32 ix = (ku32)t0 & g.mask;
 				ku32 S = ld4(g.s + ix);
@@ -354,11 +374,22 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 			}
 		}
 		dcur += en - st + 1;
-		__syncwarp();
+		int mH = 0;
+		ku32 mR = 0;
+		if (!approx) {
+			mH = __reduce_max_sync(KSW_FULL_MASK, bestV);
+			mR = __reduce_min_sync(KSW_FULL_MASK, bestV == mH ? bestR : 0xffffffffu);
+			if (NW > 1 && lane == 0) red_v[wid] = mH, red_r[wid] = mR;
+		}
+		if (NW == 1) __syncwarp(); else __syncthreads();
 
 		if (!approx) {
-			const int mH = __reduce_max_sync(KSW_FULL_MASK, bestV);
-			const ku32 mR = __reduce_min_sync(KSW_FULL_MASK, bestV == mH ? bestR : 0xffffffffu);
+			if (NW > 1) {
+				mH = red_v[0], mR = red_r[0];
+#pragma unroll
+				for (int i = 1; i < NW; ++i)
+					if (red_v[i] > mH || (red_v[i] == mH && red_r[i] < mR)) mH = red_v[i], mR = red_r[i];
+			}
 			int mt;
 			if (mR == 0) mt = en0;
 			else if (mR <= (ku32)(en1 - st0)) {
@@ -379,16 +410,16 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 		} else {  // greedy path (lines 367-383)
 			if (r > 0) {
 				if (last_H0_t >= st0 && last_H0_t <= en0 && last_H0_t + 1 >= st0 && last_H0_t + 1 <= en0) {
-					const int d0 = (signed char)g.v[(ku32)last_H0_t & g.mask];
+					const int d0 = (signed char)vn[(ku32)last_H0_t & g.mask];
 					const int d1 = (signed char)g.u[(ku32)(last_H0_t + 1) & g.mask];
 					if (d0 > d1) H0 += d0;
 					else H0 += d1, ++last_H0_t;
 				} else if (last_H0_t >= st0 && last_H0_t <= en0) {
-					H0 += (signed char)g.v[(ku32)last_H0_t & g.mask];
+					H0 += (signed char)vn[(ku32)last_H0_t & g.mask];
 				} else {
 					++last_H0_t, H0 += (signed char)g.u[(ku32)last_H0_t & g.mask];
 				}
-			} else H0 = (signed char)g.v[0] - qe, last_H0_t = 0;
+			} else H0 = (signed char)vn[0] - qe, last_H0_t = 0;
 			if (flag & KSW_EZ_APPROX_DROP) {
 				if (H0 > ez_max) {
 					ez_max = H0, max_t = last_H0_t, max_q = r - last_H0_t;
@@ -401,7 +432,7 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 		}
 		last_st = st, last_en = en;
 	}
-	if (lane == 0) {
+	if (tid == 0) {
 		res[RF_MAX * n_res + jid] = ez_max, res[RF_MAX_Q * n_res + jid] = max_q, res[RF_MAX_T * n_res + jid] = max_t;
 		res[RF_MQE * n_res + jid] = mqe, res[RF_MQE_T * n_res + jid] = mqe_t;
 		res[RF_MTE * n_res + jid] = mte, res[RF_MTE_Q * n_res + jid] = mte_q;
@@ -422,8 +453,13 @@ __device__ __forceinline__ void dp_job(const int* __restrict__ jlist, int n_list
 	jlist, n_list, smem_lg, qseq, qst, qlenv, tseq, tst, tlenv, wv, zdv, flv, dir_off, dir, doff_off, doff, \
 		ring_off, ring_lgv, ring_arena, mat, q, e, q2, e2, res, n_res
 
-extern "C" __global__ void ksw_extd2_dp_smem(KSW_DP_PARAMS) { dp_job<true>(KSW_DP_ARGS); }
-extern "C" __global__ void ksw_extd2_dp_gmem(KSW_DP_PARAMS) { dp_job<false>(KSW_DP_ARGS); }
+// ksw_extd2_dp_w<NW>_<ring>: NW warps per job; the ring in shared (smem) or global (gmem) memory
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_dp_w1_smem(KSW_DP_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_dp_w1_gmem(KSW_DP_PARAMS) { dp_team<false, 1>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_smem(KSW_DP_PARAMS) { dp_team<true, 4>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_gmem(KSW_DP_PARAMS) { dp_team<false, 4>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_smem(KSW_DP_PARAMS) { dp_team<true, 16>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_gmem(KSW_DP_PARAMS) { dp_team<false, 16>(KSW_DP_ARGS); }
 
 // ---- backtrack -------------------------------------------------------------------------------
 // Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0).

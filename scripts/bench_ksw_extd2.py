@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""GPU ksw_extd2 vs the stock ksw2 code on all CPU cores, over the same jobs, in one run.
+
+Cells are ksw2's band cells (JobBatch.cells, |i-j| <= w). The GPU time is the wall time of
+gpuext.backends.cuda.ksw_extd2.run: H2D copies, sizing, DP, backtrack, CIGAR packing and D2H
+copies included (the kernel build is excluded by a warm-up call). The CPU time is
+gpuext.backends.cpu.run with one thread per core. Both results are compared field by field.
+
+Jobs: --jobs FILE.npz loads recorded JobBatch arrays (qseq qoff tseq toff kernel w zdrop end_bonus
+flag mat q e q2 e2); otherwise realistic random map-ont jobs are drawn: first-pass gap fills
+(APPROX_MAX, w 30001), right and left extensions (w 751, Z-drop 400, some with junk tails) and a few
+exact second-pass gap fills, with ONT-like errors.
+
+    python scripts/bench_ksw_extd2.py --cells 2e10
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gpuext.engine.jobs import (KERNEL_EXTD2, KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY,  # noqa: E402
+                                KSW_EZ_REV_CIGAR, KSW_EZ_RIGHT, JobBatch, Scoring)
+
+
+def ont_matrix(a=2, b=4, sc_ambi=1) -> np.ndarray:
+    mat = np.full((5, 5), -sc_ambi, np.int8)
+    mat[:4, :4] = -b
+    np.fill_diagonal(mat[:4, :4], a)
+    return mat.reshape(-1)
+
+
+def mutate(rng, t: np.ndarray, err: float) -> np.ndarray:
+    """ONT-like copy of t: substitutions, insertions and deletions in about equal parts."""
+    ev = rng.random(len(t))
+    copies = np.ones(len(t), np.int64)
+    copies[ev < err / 3] = 0                                   # deletion
+    ins = (ev >= err / 3) & (ev < 2 * err / 3)
+    copies[ins] += rng.geometric(0.6, ins.sum())               # insertion after the base
+    out = np.repeat(t, copies)
+    first = np.cumsum(copies) - copies
+    extra = np.ones(len(out), bool)
+    extra[first[copies > 0]] = False
+    out[extra] = rng.integers(0, 4, extra.sum())
+    sub = rng.random(len(out)) < err / 3
+    out[sub] = (out[sub] + rng.integers(1, 4, sub.sum())) % 4
+    return out.astype(np.uint8)
+
+
+def random_jobs(rng, cells_target: float) -> JobBatch:
+    qs, ts, W, Z, E, F = [], [], [], [], [], []
+    cells = 0.0
+    while cells < cells_target:
+        kind = rng.random()
+        err = rng.uniform(0.02, 0.12)
+        if kind < 0.70:    # first-pass gap fill between anchors
+            L = int(np.clip(rng.lognormal(np.log(220), 0.8), 1, 20000))
+            w, zd, fl = 30001, 400, KSW_EZ_APPROX_MAX
+        elif kind < 0.985:  # right / left extension of a read end
+            L = int(np.clip(rng.lognormal(np.log(600), 1.0), 1, 10000))
+            w, zd = 751, 400
+            fl = KSW_EZ_EXTZ_ONLY if rng.random() < 0.5 else KSW_EZ_EXTZ_ONLY | KSW_EZ_RIGHT | KSW_EZ_REV_CIGAR
+        else:              # exact second-pass gap fill
+            L = int(np.clip(rng.lognormal(np.log(1500), 0.7), 1, 6000))
+            w, zd, fl = 30001, 400, 0
+        t = rng.integers(0, 4, L).astype(np.uint8)
+        q = mutate(rng, t, err)
+        if fl & KSW_EZ_EXTZ_ONLY:
+            t = np.concatenate([t, rng.integers(0, 4, int(L * rng.uniform(0, 0.3))).astype(np.uint8)])
+            if rng.random() < 0.4:  # a junk tail that makes the extension Z-drop
+                cut = int(len(q) * rng.uniform(0.2, 0.9))
+                q = np.concatenate([q[:cut], rng.integers(0, 4, len(q) - cut).astype(np.uint8)])
+        if len(q) == 0:
+            q = t[:1].copy()
+        qs.append(q), ts.append(t), W.append(w), Z.append(zd), E.append(-1), F.append(fl)
+        qq, tt = len(q), len(t)
+        cells += qq * tt if w >= max(qq, tt) else min(qq, tt) * (2 * w + 1)
+    return _batch(qs, ts, W, Z, E, F, Scoring(ont_matrix(), 4, 2, 24, 1))
+
+
+def _batch(qs, ts, W, Z, E, F, scoring) -> JobBatch:
+    qoff = np.zeros(len(qs) + 1, np.int64)
+    qoff[1:] = np.cumsum([len(x) for x in qs])
+    toff = np.zeros(len(ts) + 1, np.int64)
+    toff[1:] = np.cumsum([len(x) for x in ts])
+    return JobBatch(scoring, np.concatenate(qs), qoff, np.concatenate(ts), toff,
+                    np.full(len(qs), KERNEL_EXTD2, np.int8), np.asarray(W, np.int32), np.asarray(Z, np.int32),
+                    np.asarray(E, np.int32), np.asarray(F, np.int32))
+
+
+def load_jobs(path: str) -> JobBatch:
+    z = np.load(path)
+    sc = Scoring(z["mat"].astype(np.int8), int(z["q"]), int(z["e"]), int(z["q2"]), int(z["e2"]))
+    return JobBatch(sc, z["qseq"], z["qoff"], z["tseq"], z["toff"], z["kernel"], z["w"], z["zdrop"],
+                    z["end_bonus"], z["flag"])
+
+
+def subset(b: JobBatch, idx: np.ndarray) -> JobBatch:
+    qs = [b.qseq[b.qoff[i]:b.qoff[i + 1]] for i in idx]
+    ts = [b.tseq[b.toff[i]:b.toff[i + 1]] for i in idx]
+    out = _batch(qs, ts, b.w[idx], b.zdrop[idx], b.end_bonus[idx], b.flag[idx], b.scoring)
+    out.kernel = b.kernel[idx].copy()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--jobs", help="recorded JobBatch arrays (.npz)")
+    ap.add_argument("--cells", type=float, default=2e10, help="band cells of the random job set")
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads (default: all cores)")
+    ap.add_argument("--repeat", type=int, default=3, help="GPU timings (the best is reported)")
+    ap.add_argument("--gpu-mem", type=float, default=None, help="GPU memory budget in bytes")
+    ap.add_argument("--no-cpu", action="store_true", help="skip the CPU run and the comparison")
+    a = ap.parse_args()
+
+    import cupy
+
+    from gpuext.backends import cpu
+    from gpuext.backends.cuda import ksw_extd2
+
+    t = time.perf_counter()
+    batch = load_jobs(a.jobs) if a.jobs else random_jobs(np.random.default_rng(a.seed), a.cells)
+    cells = batch.cells()
+    print(f"jobs: {batch.n}, band cells: {cells.sum() / 1e9:.2f} G ({time.perf_counter() - t:.1f} s to make)")
+    gm = None if a.gpu_mem is None else int(a.gpu_mem)
+    reasons = ksw_extd2.supports(batch, gpu_mem=gm)
+    take = np.flatnonzero(reasons == 0)
+    rej_cells = cells[reasons != 0].sum()
+    print(f"rejected to CPU: {batch.n - len(take)} jobs ({(batch.n - len(take)) / batch.n:.2%}), "
+          f"{rej_cells / 1e9:.3f} G cells ({rej_cells / max(cells.sum(), 1):.2%})",
+          {ksw_extd2.REASONS[int(r)]: int((reasons == r).sum()) for r in np.unique(reasons) if r})
+    dev = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
+    gcells = cells[take].sum()
+    ksw_extd2.run(batch, take[: min(len(take), 200)], gpu_mem=gm)   # build + warm-up
+    best, got = None, None
+    for _ in range(max(1, a.repeat)):
+        cupy.cuda.Device().synchronize()
+        t = time.perf_counter()
+        got = ksw_extd2.run(batch, take, gpu_mem=gm)
+        dt = time.perf_counter() - t
+        best = dt if best is None else min(best, dt)
+    print(f"GPU ({dev}): {best:.3f} s, {gcells / best / 1e9:.1f} G cells/s "
+          f"(chunks {ksw_extd2.last_stats.get('chunks')}, transfers and backtrack included; "
+          f"DP kernels alone {ksw_extd2.last_stats.get('t_dp', 0):.3f} s)")
+    if a.no_cpu:
+        return 0
+    sub = subset(batch, take) if len(take) < batch.n else batch
+    t = time.perf_counter()
+    ref = cpu.run(sub, n_threads=a.threads)
+    ct = time.perf_counter() - t
+    print(f"CPU (stock ksw2, {a.threads} threads): {ct:.3f} s, {gcells / ct / 1e9:.2f} G cells/s")
+    print(f"speedup GPU/CPU: {ct / best:.1f}x")
+    d = ref.diff(got)
+    print(f"differences GPU vs CPU: {len(d)}" + (f" (first: {d[:5]})" if d else ""))
+    return 1 if d else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

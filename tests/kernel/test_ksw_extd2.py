@@ -1,0 +1,222 @@
+"""CUDA ksw_extd2 vs the stock ksw2 C code on fresh random jobs (every field and every CIGAR).
+
+Each run draws new jobs (the seed is printed on failure): lengths 1 bp to 50 kb, bands from 0 to
+the whole matrix, Z-drop on and off, end bonus, the flag combinations minimap2 passes (gap fill
+exact and APPROX_MAX, right extension, left extension RIGHT|REV_CIGAR), GENERIC_SC with a
+transition matrix, N bases, and the scoring of map-ont, map-hifi, asm5 and sr. CuPy is imported
+only inside the tests.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+from gpuext.engine.jobs import (KERNEL_EXTD2, KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY, KSW_EZ_GENERIC_SC,
+                                KSW_EZ_REV_CIGAR, KSW_EZ_RIGHT, JobBatch, ResultBatch, Scoring)
+
+# preset: (a, b, q, e, q2, e2, zdrop, end_bonus, extension w, gap-fill w), options.c:14-193
+PRESETS = {
+    "map-ont": (2, 4, 4, 2, 24, 1, 400, -1, 751, 30001),
+    "map-hifi": (1, 4, 6, 2, 26, 1, 400, -1, 751, 30001),
+    "asm5": (1, 19, 39, 3, 81, 1, 200, -1, 1501, 150001),
+    "sr": (2, 8, 12, 2, 24, 1, 100, 10, 151, 151),
+}
+FLAG_SETS = (0, KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY, KSW_EZ_EXTZ_ONLY | KSW_EZ_RIGHT | KSW_EZ_REV_CIGAR)
+
+
+def score_matrix(a: int, b: int, sc_ambi: int = 1, transition: int = 0) -> np.ndarray:
+    """minimap2's ksw_gen_ts_mat (align.c:11-36): row = target base, column = query base."""
+    mat = np.full((5, 5), -abs(sc_ambi), np.int8)
+    mat[:4, :4] = -abs(b)
+    np.fill_diagonal(mat[:4, :4], abs(a))
+    if transition and transition != b:
+        t = -abs(transition)
+        mat[0, 2] = mat[1, 3] = mat[2, 0] = mat[3, 1] = t
+    return mat.reshape(-1)
+
+
+def _mutate(rng, t: np.ndarray, err: float, n_rate: float) -> np.ndarray:
+    """A query from a target: substitutions, short and long indels, junk blocks, N runs."""
+    out, i, n = [], 0, len(t)
+    while i < n:
+        x = rng.random()
+        if x < err * 0.5:
+            out.append(rng.integers(0, 4)); i += 1
+        elif x < err * 0.75:
+            L = int(rng.geometric(0.3 if rng.random() < 0.9 else 0.02))
+            out.extend(rng.integers(0, 4, L))
+        elif x < err:
+            i += int(rng.geometric(0.3 if rng.random() < 0.9 else 0.02))
+        elif x < err + 0.0005:
+            out.extend(rng.integers(0, 4, int(rng.integers(20, 400)))); i += int(rng.integers(0, 400))
+        else:
+            out.append(t[i]); i += 1
+    q = np.asarray(out, np.uint8)
+    if n_rate > 0 and len(q):
+        for _ in range(rng.poisson(n_rate * len(q)) + 1):
+            p = int(rng.integers(0, len(q)))
+            q[p:p + int(rng.integers(1, 20))] = 4
+    return q
+
+
+def _sequence(rng, L: int) -> np.ndarray:
+    kind = rng.random()
+    if kind < 0.15:  # low complexity: short tandem repeats make ties everywhere
+        unit = rng.integers(0, 4, int(rng.integers(1, 6)))
+        return np.resize(unit, L).astype(np.uint8)
+    s = rng.integers(0, 4, L).astype(np.uint8)
+    if kind < 0.25 and L > 10:
+        s[rng.random(L) < 0.02] = 4
+    return s
+
+
+def random_jobs(rng, preset: str, n: int, max_len: int = 50000, transition: int = 0,
+                cell_budget: float = 4e8) -> JobBatch:
+    """n random extd2 jobs with one preset's scoring; GENERIC_SC on every job when transition."""
+    a, b, q, e, q2, e2, zd, eb, w_ext, w_fill = PRESETS[preset]
+    mat = score_matrix(a, b, 1 if rng.random() < 0.8 else 0, transition)
+    qs, ts, W, Z, E, F = [], [], [], [], [], []
+    cells = 0.0
+    for _ in range(n):
+        u = rng.random()
+        if u < 0.35:
+            L = int(rng.integers(1, 41))          # tiny: padding lanes everywhere
+        elif u < 0.75:
+            L = int(rng.integers(20, 1500))
+        elif u < 0.95:
+            L = int(rng.integers(1500, 8000))
+        else:
+            L = int(rng.integers(8000, max(max_len, 8000) + 1))
+        L = max(1, min(L, max_len))
+        t = _sequence(rng, L)
+        v = rng.random()
+        if v < 0.1:
+            qq = _sequence(rng, max(1, int(L * rng.uniform(0.3, 1.7))))  # unrelated
+        else:
+            qq = _mutate(rng, t, rng.choice([0.0, 0.01, 0.05, 0.12, 0.25]), rng.choice([0, 0, 0.001]))
+            if len(qq) == 0:
+                qq = rng.integers(0, 4, 1).astype(np.uint8)
+        if rng.random() < 0.1:  # very different lengths: band exit
+            qq = qq[: max(1, int(len(qq) * rng.uniform(0.05, 0.7)))]
+        if rng.random() < 0.5:
+            qq, t = t, qq
+            t = t.copy()
+        flag = int(rng.choice(FLAG_SETS))
+        if transition:
+            flag |= KSW_EZ_GENERIC_SC
+        big = max(len(qq), len(t))
+        x = rng.random()
+        if L <= 40:
+            w = int(rng.integers(-1, 42))
+        elif x < 0.3:
+            w = w_ext
+        elif x < 0.45:
+            w = w_fill if big < 12000 else w_ext
+        elif x < 0.55:
+            w = -1 if big < 12000 else w_ext
+        else:
+            w = int(rng.integers(0, 300))
+        zdrop = int(rng.choice([-1, zd, zd, int(rng.integers(10, 200))]))
+        end_bonus = int(rng.choice([eb, eb, -1, 0, 10, int(rng.integers(1, 60))]))
+        c = float(min(len(qq), len(t)) * (2 * (w if w >= 0 else big) + 1))
+        if cells + c > cell_budget and L > 1500:
+            continue
+        cells += min(c, len(qq) * len(t))
+        qs.append(qq), ts.append(t), W.append(w), Z.append(zdrop), E.append(end_bonus), F.append(flag)
+    qoff = np.zeros(len(qs) + 1, np.int64)
+    qoff[1:] = np.cumsum([len(x) for x in qs])
+    toff = np.zeros(len(ts) + 1, np.int64)
+    toff[1:] = np.cumsum([len(x) for x in ts])
+    return JobBatch(Scoring(mat, q, e, q2, e2), np.concatenate(qs).astype(np.uint8), qoff,
+                    np.concatenate(ts).astype(np.uint8), toff, np.full(len(qs), KERNEL_EXTD2, np.int8),
+                    np.asarray(W, np.int32), np.asarray(Z, np.int32), np.asarray(E, np.int32),
+                    np.asarray(F, np.int32))
+
+
+def describe_diff(batch: JobBatch, ref: ResultBatch, got: ResultBatch, limit: int = 10) -> str:
+    lines = []
+    for i, name in ref.diff(got)[:limit]:
+        lines.append(f"job {i} qlen={batch.qoff[i+1]-batch.qoff[i]} tlen={batch.toff[i+1]-batch.toff[i]} "
+                     f"w={batch.w[i]} zdrop={batch.zdrop[i]} eb={batch.end_bonus[i]} flag={batch.flag[i]:#x}: "
+                     f"{name} ref={getattr(ref, name)[i] if name != 'cigar' else ref.cigar_of(i)[:8]} "
+                     f"gpu={getattr(got, name)[i] if name != 'cigar' else got.cigar_of(i)[:8]}")
+    return "\n".join(lines)
+
+
+def _run_both(batch: JobBatch):
+    from gpuext.backends import cpu
+    from gpuext.backends.cuda import ksw_extd2
+
+    reasons = ksw_extd2.supports(batch)
+    idx = np.flatnonzero(reasons == 0)
+    assert len(idx) == batch.n, f"kernel rejected {batch.n - len(idx)} jobs: {np.unique(reasons)}"
+    ref = cpu.run(batch, n_threads=os.cpu_count() or 1)
+    got = ksw_extd2.run(batch, idx)
+    return ref, got
+
+
+SEED = int(os.environ.get("GPUEXT_TEST_SEED", time.time_ns() % 2**32))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_random_jobs_match_ksw2(preset):
+    rng = np.random.default_rng([SEED, list(PRESETS).index(preset)])
+    batch = random_jobs(rng, preset, 3000)
+    ref, got = _run_both(batch)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("preset", ["map-ont", "sr"])
+def test_generic_sc_transitions_match_ksw2(preset):
+    rng = np.random.default_rng([SEED, 17, list(PRESETS).index(preset)])
+    batch = random_jobs(rng, preset, 1500, transition=2)
+    ref, got = _run_both(batch)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
+
+
+@pytest.mark.gpu
+def test_tiny_bands_match_ksw2():
+    """Short sequences with w from -1 to 40: padding lanes feed most band-edge cells."""
+    rng = np.random.default_rng([SEED, 99])
+    batches = []
+    for preset in PRESETS:
+        b = random_jobs(rng, preset, 4000, max_len=40)
+        ref, got = _run_both(b)
+        d = ref.diff(got)
+        assert not d, f"seed {SEED} {preset}: {len(d)} differences\n" + describe_diff(b, ref, got)
+        batches.append(b.n)
+    assert sum(batches) > 0
+
+
+@pytest.mark.gpu
+def test_supports_rejects_other_kernels_and_oversized_jobs():
+    from gpuext.backends.cuda import ksw_extd2
+
+    rng = np.random.default_rng([SEED, 5])
+    b = random_jobs(rng, "map-ont", 20, max_len=300)
+    b.kernel[0] = 1
+    r = ksw_extd2.supports(b)
+    assert r[0] == ksw_extd2.REJECT_KERNEL and (r[1:] == 0).all()
+    r = ksw_extd2.supports(b, gpu_mem=64)
+    assert (r[1:] == ksw_extd2.REJECT_MEMORY).all()
+
+
+@pytest.mark.gpu
+def test_warp_teams_match_ksw2(monkeypatch):
+    """Every job wide enough runs on a team of 4 or 16 warps (normally only the largest do)."""
+    from gpuext.backends.cuda import ksw_extd2
+
+    monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)
+    rng = np.random.default_rng([SEED, 23])
+    batch = random_jobs(rng, "map-hifi", 600, max_len=12000)
+    ref, got = _run_both(batch)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
+    assert ksw_extd2.last_stats["jobs_per_team_size"][16] > 0
