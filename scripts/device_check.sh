@@ -18,25 +18,26 @@ REF=data/ecoli/e_coli_k12.fa.gz
 ONT=$(python3 scripts/fetch_data.py get ecoli-ont | cut -f3)
 python3 scripts/simulate_reads.py --profile ont -n 3000 --seed 7 -o "$T/sim_ont.fq.gz" "$REF"
 python3 scripts/simulate_reads.py --profile hifi -n 1500 --seed 7 -o "$T/sim_hifi.fq.gz" "$REF"
+python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
 
 echo "== GPU kernel tests"
 timeout 150 python3 -m pytest -q -m gpu tests/kernel 2>&1 | tee "$OUT/kernel_tests.log" | tail -6
 table+=("GPU kernel tests: $(tail -1 "$OUT/kernel_tests.log")")
 
 echo "== regression table with --backend cuda"
-GPUEXT_TEST_BACKEND=cuda timeout 200 python3 -m pytest -q -x -n 4 tests/regression 2>&1 | tee "$OUT/regression_cuda.log" | tail -6
+GPUEXT_TEST_BACKEND=cuda timeout 200 python3 -m pytest -q -x -n 4 -p no:benchmark tests/regression 2>&1 | tee "$OUT/regression_cuda.log" | tail -6
 table+=("regression (cuda): $(tail -1 "$OUT/regression_cuda.log")")
 
 echo "== end to end: stock minimap2 -t$NT vs gpuext map --backend cuda -t$NT (identity checked)"
-for row in "map-ont:$ONT" "map-ont:$T/sim_ont.fq.gz" "map-hifi:$T/sim_hifi.fq.gz"; do
+for row in "map-ont:$ONT" "map-ont:$T/sim_ont.fq.gz" "map-hifi:$T/sim_hifi.fq.gz" "map-ont:$T/big_ont.fq.gz"; do
   preset=${row%%:*}; reads=${row#*:}; name=$(basename "$reads" | cut -d. -f1)
-  r=$(timeout 100 python3 scripts/exactness.py --backend cuda --gpuext-opt=--stats=$OUT/stats_${preset}_$name.json \
-      -- -ax "$preset" -t "$NT" "$REF" "$reads" 2>&1 | head -1)
+  r=$(timeout 150 python3 scripts/exactness.py --backend cuda --gpuext-opt=--stats=$OUT/stats_${preset}_$name.json \
+      -- -ax "$preset" -t "$NT" -K 50M "$REF" "$reads" 2>&1 | head -1)
   echo "$preset $name: $r"; table+=("e2e $preset $name: $r")
 done
 
 echo "== kernel benchmark on recorded jobs (GPU incl. transfers vs stock ksw2 on $NT cores)"
-for row in "sim_ont:$T/sim_ont.fq.gz" "ecoli_ont:$ONT"; do
+for row in "big_ont:$T/big_ont.fq.gz" "ecoli_ont:$ONT"; do
   name=${row%%:*}; reads=${row#*:}
   gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
   b=$(timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 | tee "$OUT/bench_$name.log" | tail -3)
