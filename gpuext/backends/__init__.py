@@ -42,9 +42,14 @@ class CudaBackend:
         self.kernel = ksw_extd2
         self.cpu = CpuBackend(n_threads)
         self.gpu_mem = gpu_mem
-        cupy.cuda.Device(gpu).use()
+        self.device = cupy.cuda.Device(gpu)   # CuPy's current device is per thread: set it in run()
+        self.device.compute_capability        # fails here, once, if the GPU does not exist
 
     def run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
+        with self.device:
+            return self._run(batch)
+
+    def _run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
         reasons = self.kernel.supports(batch, self.gpu_mem)
         on_gpu = np.flatnonzero(reasons == 0)
         on_cpu = np.flatnonzero(reasons != 0)
@@ -89,7 +94,10 @@ def resolve(name: str, n_threads: int, gpu: int = 0, gpu_mem: int | None = None)
     if name == "cuda":
         if not cuda_available():
             raise ValueError("--backend cuda: CuPy or an NVIDIA GPU is missing (install gpuext[gpu])")
-        return CudaBackend(n_threads, gpu, gpu_mem)
+        try:
+            return CudaBackend(n_threads, gpu, gpu_mem)
+        except Exception as e:  # CuPy's CUDARuntimeError for a GPU that does not exist, among others
+            raise ValueError(f"--backend cuda: GPU {gpu} cannot be used: {e}") from None
     if name == "corrupt" and os.environ.get("GPUEXT_TEST_BACKENDS") == "1":
         return CorruptingBackend(n_threads)
     raise ValueError(f"unknown backend '{name}'")

@@ -24,6 +24,7 @@ gpuext options (minimap2's options are all accepted, with minimap2's defaults):
                    else cpu), cpu (the stock ksw2 code, batched), cuda, or stock (minimap2 alone,
                    no batching) [auto]
   --gpu INT        the GPU to use [0]
+  --gpu-mem NUM    GPU memory the cuda backend may use, e.g. 8G [half of the GPU]
   --rounds INT     rounds of batched jobs per batch of reads; jobs still unknown after them run
                    inline on the CPU [1]
   --verify FLOAT   recompute this fraction of the backend's results with the stock code; stop
@@ -45,6 +46,7 @@ class GpuextOptions:
 
     backend: str = "auto"
     gpu: int = 0
+    gpu_mem: str | None = None
     rounds: int = 1
     verify: float = 0.0
     stats: str | None = None
@@ -64,6 +66,7 @@ class UsageError(ValueError):
 _OPTIONS = {
     "--backend": ("backend", str, BACKENDS),
     "--gpu": ("gpu", int, None),
+    "--gpu-mem": ("gpu_mem", str, None),
     "--rounds": ("rounds", int, None),
     "--verify": ("verify", float, None),
     "--stats": ("stats", str, None),
@@ -235,7 +238,7 @@ def main(argv: list[str]) -> int:
         from ..engine.rounds import BatchEngine
 
         try:
-            backend = resolve(opts.backend, _threads(opts.minimap2_argv), opts.gpu)
+            backend = resolve(opts.backend, _threads(opts.minimap2_argv), opts.gpu, _bytes(opts.gpu_mem))
         except ValueError as e:
             log.error("gpuext::map", str(e))
             return 1
@@ -277,6 +280,18 @@ def main(argv: list[str]) -> int:
 
             JobBatch.concat(engine.kept).save(opts.dump_jobs)
     return ret
+
+
+def _bytes(text: str | None) -> int | None:
+    """A size like minimap2's -K (800M, 8G, 1.5e9), in bytes; None stays None."""
+    if text is None:
+        return None
+    units = {"K": 1e3, "M": 1e6, "G": 1e9}
+    t = text.strip().upper()
+    try:
+        return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(float(t))
+    except ValueError:
+        raise ValueError(f"--gpu-mem takes a size like 8G, not '{text}'") from None
 
 
 def _threads(argv: list[str]) -> int:

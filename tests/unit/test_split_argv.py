@@ -52,3 +52,11 @@ def test_option_tables_match_minimap2_main_c():
     with_arg = {c for c, nxt in zip(opt_str, opt_str[1:] + " ") if nxt == ":" and c != ":"}
     assert with_arg == cli_map.SHORT_WITH_ARG
     assert set(re.findall(r'\{ "([\w:-]+)",\s*ko_required_argument', src)) == cli_map.LONG_WITH_ARG
+
+
+def test_gpu_options():
+    opts = split_argv(["--gpu", "1", "--gpu-mem=8G", "-a", "ref.fa"])
+    assert (opts.gpu, opts.gpu_mem, opts.minimap2_argv) == (1, "8G", ["-a", "ref.fa"])
+    assert cli_map._bytes("8G") == 8_000_000_000 and cli_map._bytes("1.5e9") == 1_500_000_000
+    with pytest.raises(ValueError, match="--gpu-mem"):
+        cli_map._bytes("lots")
