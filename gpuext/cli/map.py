@@ -5,8 +5,9 @@ every minimap2 flag, default and message is the stock one. gpuext's own options 
 that minimap2 does not have; they are taken out of the command line before minimap2 sees it, and kept
 out of minimap2's @PG line. gpuext adds its own samtools-style @PG line after minimap2's.
 
-Neighbours: gpuext/cli/__init__.py dispatches here; the extension stage is served by the provider
-chosen with --backend (gpuext._native for the cpu hook).
+Neighbours: gpuext/cli/__init__.py dispatches here; gpuext/engine/rounds.py (the batch engine,
+installed unless --backend stock) and gpuext/backends (cpu, cuda) serve the extension jobs;
+gpuext/io/bam.py writes BAM; gpuext/progress.py reports progress.
 """
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field
 
 from .. import __version__, log
 
-BACKENDS = ("auto", "cpu", "cuda", "stock", "corrupt")
+BACKENDS = ("auto", "cpu", "cuda", "stock")
+if os.environ.get("GPUEXT_TEST_BACKENDS") == "1":
+    BACKENDS += ("corrupt",)  # gpuext/backends: a backend that corrupts one result, for --verify tests
 
 HELP = """
 gpuext options (minimap2's options are all accepted, with minimap2's defaults):
@@ -35,8 +38,8 @@ gpuext options (minimap2's options are all accepted, with minimap2's defaults):
   --sort-mem STR   memory per thread for --sort, as samtools sort -m [768M]
   --quiet          no progress and no gpuext summary on stderr
   --progress-interval FLOAT  seconds between progress lines (shown on a terminal only) [10]
--o FILE.bam writes BAM (through pysam); any other -o name, or stdout, gets minimap2's SAM/PAF.
   --version        print gpuext's version and the minimap2 version it carries
+-o FILE.bam writes BAM (through pysam); any other -o name, or stdout, gets minimap2's SAM/PAF.
 """
 
 
@@ -62,7 +65,7 @@ class UsageError(ValueError):
     """A bad gpuext option."""
 
 
-# long option -> (attribute, takes a value, allowed values)
+# long option taking a value -> (attribute, type, allowed values or None); flags are in _FLAGS
 _OPTIONS = {
     "--backend": ("backend", str, BACKENDS),
     "--gpu": ("gpu", int, None),
