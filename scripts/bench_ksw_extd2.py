@@ -146,9 +146,18 @@ def main() -> int:
         got = ksw_extd2.run(batch, take, gpu_mem=gm)
         dt = time.perf_counter() - t
         best = dt if best is None else min(best, dt)
+    st = ksw_extd2.last_stats
     print(f"GPU ({dev}): {best:.3f} s, {gcells / best / 1e9:.1f} G cells/s "
-          f"(chunks {ksw_extd2.last_stats.get('chunks')}, transfers and backtrack included; "
-          f"DP kernels alone {ksw_extd2.last_stats.get('t_dp', 0):.3f} s)")
+          f"(chunks {st.get('chunks')}, transfers and backtrack included; "
+          f"DP kernels alone {st.get('t_dp', 0):.3f} s = {gcells / max(st.get('t_dp', 0), 1e-9) / 1e9:.1f} G cells/s)")
+    print("  split (last run): " + ", ".join(f"{k} {st[k] * 1e3:.1f} ms" for k in
+                                            ("t_plan", "t_prep", "t_chunk_plan", "t_wait", "t_dp", "t_tb", "t_gpu",
+                                             "t_post", "t_total") if k in st)
+          + "  [t_dp: uploads done to last DP kernel end; t_tb: longest backtrack after its DP; "
+            "t_gpu: uploads done to last backtrack end]")
+    cl = sorted(st.get("classes", []), key=lambda c: -c[3])[:4]
+    print("  slowest launch classes (warps, ring lg, jobs, DP ms, backtrack ms): "
+          + "; ".join(f"({c[0]}, {c[1]}, {c[2]}, {c[3]:.1f}, {c[4]:.1f})" for c in cl))
     if a.no_cpu:
         return 0
     sub = subset(batch, take) if len(take) < batch.n else batch

@@ -8,13 +8,14 @@ and only sequences, per-job parameters, the ksw_extz_t fields and the CIGARs cro
 Work plan of one `run`:
 1. jobs that ksw2 returns from before any DP (qlen or tlen <= 0; a matrix with
    -min_sc > 2(q+e), ksw2_extd2_sse.c:76 and :100) get ksw_reset_extz's values on the host;
-2. `ksw_extd2_size` (one thread per job) gives each job's direction bytes (ksw2's
-   per-anti-diagonal aligned width, en - st + 1, summed) and widest band, which sizes its ring;
+2. sizes on the host: ksw2's own direction allocation bounds each job's compact direction bytes,
+   and n_col*16 its widest band, which sizes its ring (no device pass, no round trip);
 3. jobs are ordered by band area, largest first, and cut into chunks that fit the memory budget;
-4. per chunk, one DP launch per (warps per job, ring size) class, each on its own stream: a warp
-   per job, or 4 or 16 warps for the few jobs large enough to be the critical path; rings of up
-   to 16384 slots in shared memory, wider ones in global memory; then the backtrack
-   (`ksw_extd2_tb`) and the CIGAR packing (`ksw_extd2_pack`).
+4. per chunk, one DP launch per (warps per job, ring size) class, each on its own stream and
+   followed there by its backtrack (`ksw_extd2_tb`, a warp per job): a warp per job, or 4 or 16
+   warps for the few jobs large enough to be the critical path; rings of up to 16384 slots in
+   shared memory, wider ones in global memory; then the CIGAR packing (`ksw_extd2_pack`) on the
+   main stream, one synchronisation, and the copies back.
 
 Device buffers (all owned by `run`, allocated from CuPy's memory pool on the current device, valid
 from the H2D copies of a chunk until its CIGARs are back on the host): sequences and per-job
@@ -37,7 +38,8 @@ REJECT_MEMORY = 2   # the job alone needs more device memory than the budget
 REASONS = {0: "ok", REJECT_KERNEL: "not extd2", REJECT_MEMORY: "over GPU memory budget"}
 
 SMEM_MAX_LG = 14            # rings of up to 2**14 slots (224 KiB) live in shared memory
-SMEM_PER_BLOCK = 96 * 1024  # shared memory per block (2 blocks per SM) for the narrower rings
+SMEM_PER_SM = 228 * 1024    # shared memory of an SM (sm_90); each block reserves 1 KiB of it
+W1_BLOCKS_PER_SM = 3        # blocks of the one-warp kernel per SM (its __launch_bounds__)
 RING_BYTES_PER_SLOT = 14    # u y y2 s, x v x2 twice (int8), H (int32)
 GMEM_WARPS_PER_BLOCK = 4
 BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 4 or 16 warps
@@ -80,13 +82,19 @@ def _job_bytes(qlen, tlen, dir_bytes, ring_lg, score_only) -> np.ndarray:
     return np.where(score_only, 0, dir_bytes) + 4 * diag + 4 * (diag + 2) + ring + 64
 
 
-def _upper_bytes(qlen, tlen, w) -> np.ndarray:
-    """_job_bytes with ksw2's own direction allocation (ksw2_extd2_sse.c:94, 122) as the bound."""
+def _bounds(qlen, tlen, w) -> tuple[np.ndarray, np.ndarray]:
+    """ksw2's own direction allocation (ksw2_extd2_sse.c:94, 122), (qlen+tlen-1)*n_col*16 bytes,
+    and n_col*16: bounds of the compact direction bytes and of the widest aligned band."""
     q, t = qlen.astype(np.int64), tlen.astype(np.int64)
     ww = np.where(w < 0, np.maximum(q, t), w.astype(np.int64))
     n_col = (np.minimum(np.minimum(q, t), ww + 1) + 15) // 16 + 1
-    dir_ub = np.maximum(q + t - 1, 0) * n_col * 16
-    return dir_ub, _ring_lg(n_col * 16)
+    return np.maximum(q + t - 1, 0) * n_col * 16, n_col * 16
+
+
+def _upper_bytes(qlen, tlen, w) -> np.ndarray:
+    """_job_bytes's inputs with ksw2's own direction allocation as the bound."""
+    dir_ub, width = _bounds(qlen, tlen, w)
+    return dir_ub, _ring_lg(width)
 
 
 def supports(batch: JobBatch, gpu_mem: int | None = None) -> np.ndarray:
@@ -112,6 +120,49 @@ def _reset_results(m: int) -> dict:
     return r
 
 
+_streams: dict = {}
+
+
+def _stream(key):
+    """A non-blocking stream per (device, key), kept across calls."""
+    import cupy
+
+    k = (cupy.cuda.Device().id, key)
+    st = _streams.get(k)
+    if st is None:
+        st = _streams[k] = cupy.cuda.Stream(non_blocking=True)
+    return st
+
+
+_pinned: dict = {}
+
+
+def _upload_pinned(a: np.ndarray, stream, slot: int):
+    """a (uint8) on the device, copied through a pinned host buffer kept per (device, slot) and
+    grown as needed. The copy is asynchronous on stream; the buffer is reused only by a later
+    call, after this one's final synchronisation."""
+    import cupy
+
+    a = np.ascontiguousarray(a, np.uint8)
+    n = max(a.nbytes, 1)
+    key = (cupy.cuda.Device().id, slot)
+    buf = _pinned.get(key)
+    if buf is None or buf.size < n:
+        size = max(n, 1 << 20) * 5 // 4
+        buf = _pinned[key] = np.frombuffer(cupy.cuda.alloc_pinned_memory(size), np.uint8, size)
+    h = buf[:n]
+    h[:a.nbytes] = a
+    d = cupy.empty(n, np.uint8)
+    d.set(h, stream=stream)
+    return d
+
+
+def _w1_blocks() -> int:
+    """Blocks of the one-warp kernel per SM (its register cap and shared memory per block)."""
+    b = int(os.environ.get("GPUEXT_KSW_W1_BLOCKS", W1_BLOCKS_PER_SM))
+    return b if b in (2, 3, 4) else W1_BLOCKS_PER_SM
+
+
 def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatch:
     """Run the jobs job_idx (default: all) of the batch; rows of the result follow job_idx."""
     import cupy
@@ -128,56 +179,53 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     w = np.asarray(batch.w, np.int32)[job_idx]
     flag = np.asarray(batch.flag, np.int32)[job_idx]
     res = _reset_results(m)
-    ncig = np.zeros(m, np.int64)
     early_all = -int(mat[1:].min()) > 2 * (q + e)   # ksw2_extd2_sse.c:96-100 (min over mat[1..])
     live = np.flatnonzero((qlen > 0) & (tlen > 0)) if not early_all else np.zeros(0, np.int64)
-    stats = {"jobs": m, "jobs_gpu": len(live), "chunks": 0}
-    chunks_out: list[np.ndarray] = []
-    src_start = np.zeros(m, np.int64)
+    stats = {"jobs": m, "jobs_gpu": len(live), "chunks": 0, "t_dp": 0.0, "t_tb": 0.0}
+    coff = np.zeros(m + 1, np.int64)
+    cigar = np.zeros(0, np.uint32)
     if len(live):
+        nblk = _w1_blocks()
         mod = load_module("ksw_extd2.cu")
-        k_size = mod.get_function("ksw_extd2_size")
         k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
                 for nw in (1, 4, 16) for sm in (True, False)}
+        if nblk != W1_BLOCKS_PER_SM:
+            k_dp[(1, True)] = mod.get_function(f"ksw_extd2_dp_w1_smem_b{nblk}")
+        smem_per_block = SMEM_PER_SM // nblk - 1024
         k_tb = mod.get_function("ksw_extd2_tb")
         k_pack = mod.get_function("ksw_extd2_pack")
-        i32, i64 = np.int32, np.int64
+        i32 = np.int32
         t0 = time.perf_counter()
-        # whole-call device arrays, indexed by local job number 0..m-1
-        d_qseq = cupy.asarray(np.ascontiguousarray(batch.qseq, np.uint8))
-        d_tseq = cupy.asarray(np.ascontiguousarray(batch.tseq, np.uint8))
-        d_qst = cupy.asarray(np.asarray(batch.qoff, np.int64)[job_idx])
-        d_tst = cupy.asarray(np.asarray(batch.toff, np.int64)[job_idx])
-        d_qlen, d_tlen, d_w = cupy.asarray(qlen), cupy.asarray(tlen), cupy.asarray(w)
-        d_zd = cupy.asarray(np.asarray(batch.zdrop, np.int32)[job_idx])
-        d_eb = cupy.asarray(np.asarray(batch.end_bonus, np.int32)[job_idx])
-        d_flag = cupy.asarray(flag)
-        d_mat = cupy.asarray(mat)
-        d_res = cupy.zeros(10 * m, np.int32)
-        d_ncig = cupy.zeros(m, np.int32)
-        # sizes of the live jobs
-        nl = len(live)
-        d_live = cupy.asarray(live.astype(np.int32))
-        d_db = cupy.empty(nl, np.int64)
-        d_mw = cupy.empty(nl, np.int32)
-        k_size(((nl + 127) // 128,), (128,), (d_qlen[d_live], d_tlen[d_live], d_w[d_live], i32(nl), d_db, d_mw))
-        dir_bytes = np.zeros(m, np.int64)
-        width = np.zeros(m, np.int64)
-        dir_bytes[live] = cupy.asnumpy(d_db)
-        width[live] = cupy.asnumpy(d_mw)
+        # sizes without a device pass: ksw2's own direction allocation bounds the compact layout
+        # (every anti-diagonal's aligned width is <= n_col*16), and n_col*16 bounds the band
+        dir_bytes, width = _bounds(qlen, tlen, w)
         score_only = (flag & KSW_EZ_SCORE_ONLY) != 0
         lg = _ring_lg(width)
         need = _job_bytes(qlen, tlen, dir_bytes, lg, score_only)
-        stats["t_prep"] = time.perf_counter() - t0
-        # largest band area first; the largest jobs get a team of warps (critical path)
         cells = band_cells(qlen, tlen, w)
         order = live[np.argsort(-cells[live], kind="stable")]
         steps = (width + 127) // 128
         big = cells > BIG_JOB_SHARE * cells[live].sum()
         team = np.where(big & (steps >= 24), 16, np.where(big & (steps >= 6), 4, 1))
         stats["jobs_per_team_size"] = {int(t): int((team[live] == t).sum()) for t in (1, 4, 16)}
+        stats["t_plan"] = time.perf_counter() - t0
+        main = _stream("main")
+        with main:
+            # whole-call device arrays, indexed by local job number 0..m-1; the sequences go
+            # through a pinned staging buffer (asynchronous DMA at full bus speed)
+            d_qseq = _upload_pinned(batch.qseq, main, 0)
+            d_tseq = _upload_pinned(batch.tseq, main, 1)
+            h32 = np.stack([qlen, tlen, w, np.asarray(batch.zdrop, np.int32)[job_idx],
+                            np.asarray(batch.end_bonus, np.int32)[job_idx], flag, lg.astype(np.int32)])
+            d32 = cupy.asarray(h32)
+            d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
+            d_mat = cupy.asarray(mat)
+            d_res = cupy.zeros(10 * m, np.int32)
+        qst = np.asarray(batch.qoff, np.int64)[job_idx]
+        tst = np.asarray(batch.toff, np.int64)[job_idx]
+        stats["t_prep"] = time.perf_counter() - t0
+        chunk_out = []   # (jobs of the chunk, ncig per job of the call, packed CIGARs in job order)
         pos = 0
-        streams = {}
         while pos < len(order):
             csum = np.cumsum(need[order[pos:]])
             cnt = max(1, int(np.searchsorted(csum, budget, side="right")))
@@ -188,84 +236,124 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             db = np.where(score_only[chunk], 0, dir_bytes[chunk])
             diag = (qlen[chunk] + tlen[chunk]).astype(np.int64)
             ring = np.where(lg[chunk] > SMEM_MAX_LG, RING_BYTES_PER_SLOT << lg[chunk].astype(np.int64), 0)
-            offs = {}
-            for name, size in (("dir", db), ("doff", diag), ("cig", diag + 2), ("ring", ring)):
-                o = np.zeros(m, np.int64)
-                o[chunk] = np.cumsum(size) - size
-                offs[name] = (cupy.asarray(o), int(size.sum()))
-            d_dir = cupy.empty(max(offs["dir"][1], 16), np.uint8)
-            d_doff = cupy.empty(max(offs["doff"][1], 1), np.uint32)
-            d_cig = cupy.empty(max(offs["cig"][1], 1), np.uint32)
-            d_ring = cupy.empty(max(offs["ring"][1], 16), np.uint8)
-            d_lg = cupy.asarray(lg)
-            cupy.cuda.Device().synchronize()  # the copies above ran on the legacy stream
-            t_dp = time.perf_counter()
-            # one DP launch per ring size, each on its own stream
-            keep = []  # job lists allocated on those streams, alive until they are synchronized
+            h64 = np.zeros((6, m), np.int64)
+            h64[0], h64[1] = qst, tst
+            sizes = []
+            for row, size in enumerate((db, diag, diag + 2, ring), start=2):
+                h64[row, chunk] = np.cumsum(size) - size
+                sizes.append(int(size.sum()))
+            t_c = time.perf_counter()
+            # launch classes (warps per job, ring in shared memory or not), largest jobs first
             classes = {}
             for nw in np.unique(team[chunk]):
                 for L in np.unique(lg[chunk][team[chunk] == nw]):
                     sel = chunk[(lg[chunk] == L) & (team[chunk] == nw)]
                     key = (int(nw), int(L) if L <= SMEM_MAX_LG else -1)
                     classes.setdefault(key, []).append(sel)
+            plan = []
             for key, parts in sorted(classes.items(), key=lambda kv: (-kv[0][0], -kv[0][1])):
-                nw, L = key
                 sel = np.concatenate(parts)
-                sel = sel[np.argsort(-cells[sel], kind="stable")]
+                plan.append((key, sel[np.argsort(-cells[sel], kind="stable")]))
+            lists = np.concatenate([p[1] for p in plan]).astype(np.int32)
+            with main:
+                d64 = cupy.asarray(h64)
+                d_lists = cupy.asarray(lists)
+                d_dir = cupy.empty(max(sizes[0], 16), np.uint8)
+                d_doff = cupy.empty(max(sizes[1], 1), np.uint32)
+                d_cig = cupy.empty(max(sizes[2], 1), np.uint32)
+                d_ring = cupy.empty(max(sizes[3], 16), np.uint8)
+                d_ncig = cupy.zeros(m, np.int32)
+                ev_in = main.record()
+            d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
+            stats["t_chunk_plan"] = stats.get("t_chunk_plan", 0.0) + time.perf_counter() - t_c
+            ev = []
+            off = 0
+            for key, sel in plan:
+                nw, L = key
                 smem = L >= 0
                 fn = k_dp[(nw, smem)]
                 if nw > 1:   # one job per block
                     tpb, shm = 32 * nw, (RING_BYTES_PER_SLOT << L) if smem else 0
                 elif smem:   # several jobs per block, a warp each
-                    tpb = 32 * max(1, min(8, SMEM_PER_BLOCK // (RING_BYTES_PER_SLOT << L)))
+                    tpb = 32 * max(1, min(8, smem_per_block // (RING_BYTES_PER_SLOT << L)))
                     shm = tpb // 32 * (RING_BYTES_PER_SLOT << L)
                 else:
                     tpb, shm = 32 * GMEM_WARPS_PER_BLOCK, 0
                 if shm > 48 * 1024:
                     fn.max_dynamic_shared_size_bytes = shm
                 jobs_per_block = tpb // (32 * nw)
-                st = streams.setdefault(key, cupy.cuda.Stream(non_blocking=True))
+                n = len(sel)
+                d_sel = d_lists[off:off + n]
+                off += n
+                st = _stream(key)
+                st.wait_event(ev_in)
                 with st:
-                    d_sel = cupy.asarray(sel.astype(np.int32))
-                    keep.append(d_sel)
-                    fn(((len(sel) + jobs_per_block - 1) // jobs_per_block,), (tpb,),
-                       (d_sel, i32(len(sel)), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
-                        d_w, d_zd, d_flag, offs["dir"][0], d_dir, offs["doff"][0], d_doff, offs["ring"][0], d_lg,
+                    ev_a = st.record()
+                    fn(((n + jobs_per_block - 1) // jobs_per_block,), (tpb,),
+                       (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
+                        d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
                         d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m)),
                        shared_mem=shm)
-            for st in streams.values():
-                st.synchronize()
-            stats["t_dp"] = stats.get("t_dp", 0.0) + time.perf_counter() - t_dp
-            # backtrack and CIGARs
-            d_chunk = cupy.asarray(chunk.astype(np.int32))
-            nc = len(chunk)
-            k_tb(((nc + 127) // 128,), (128,),
-                 (d_chunk, i32(nc), d_qlen, d_tlen, d_w, d_eb, d_flag, offs["dir"][0], d_dir, offs["doff"][0],
-                  d_doff, offs["cig"][0], d_cig, d_ncig, d_res, i32(m)))
-            cn = d_ncig[d_chunk].astype(np.int64)
-            d_out_off = cupy.cumsum(cn) - cn
-            total = int(cn.sum())
-            d_out = cupy.empty(max(total, 1), np.uint32)
-            k_pack(((nc + 127) // 128,), (128,),
-                   (d_chunk, i32(nc), d_flag, offs["cig"][0], d_cig, d_ncig, d_out_off, d_out))
-            base = sum(len(c) for c in chunks_out)
-            src_start[chunk] = base + cupy.asnumpy(d_out_off)
-            ncig[chunk] = cupy.asnumpy(cn)
-            chunks_out.append(cupy.asnumpy(d_out[:total]))
-            del d_dir, d_doff, d_cig, d_ring
-        h_res = cupy.asnumpy(d_res).reshape(10, m)
+                    ev_b = st.record()
+                    # the backtrack of this class right away: it overlaps the other classes' DP
+                    k_tb(((n + 3) // 4,), (128,),
+                         (d_sel, i32(n), d_qlen, d_tlen, d_w, d_eb, d_flag, d_diroff, d_dir, d_doffoff,
+                          d_doff, d_cigoff, d_cig, d_ncig, d_res, i32(m)))
+                    ev_c = st.record()
+                    main.wait_event(ev_c)
+                ev.append((ev_a, ev_b, ev_c, key, n))
+            t_launched = time.perf_counter()
+            with main:
+                # CIGARs of the chunk packed in job order (jobs outside the chunk have ncig 0)
+                cn = d_ncig.astype(np.int64)
+                d_out_off = cupy.cumsum(cn) - cn
+                d_out = cupy.empty(max(sizes[2], 1), np.uint32)
+                nc = len(chunk)
+                d_chunk = d_lists  # every job of the chunk, in some order
+                k_pack(((nc + 127) // 128,), (128,),
+                       (d_chunk, i32(nc), d_flag, d_cigoff, d_cig, d_ncig, d_out_off, d_out))
+                h_ncig = cupy.asnumpy(d_ncig, stream=main)   # waits for the chunk's work
+                total = int(h_ncig.sum())
+                h_out = cupy.asnumpy(d_out[:total], stream=main)
+            stats["t_wait"] = stats.get("t_wait", 0.0) + time.perf_counter() - t_launched
+            stats["t_dp"] += max(cupy.cuda.get_elapsed_time(ev_in, x[1]) for x in ev) / 1e3
+            stats["t_tb"] += max(cupy.cuda.get_elapsed_time(x[1], x[2]) for x in ev) / 1e3
+            stats["t_gpu"] = stats.get("t_gpu", 0.0) + max(cupy.cuda.get_elapsed_time(ev_in, x[2])
+                                                             for x in ev) / 1e3
+            # per launch class: (warps per job, ring log2 or -1 for global, jobs, DP ms, backtrack ms)
+            stats.setdefault("classes", []).extend(
+                (k[0], k[1], n, cupy.cuda.get_elapsed_time(a, b), cupy.cuda.get_elapsed_time(b, c))
+                for a, b, c, k, n in ev)
+            chunk_out.append((chunk, h_ncig, h_out))
+            del d_dir, d_doff, d_cig, d_ring, d_out
+        with main:
+            h_res = cupy.asnumpy(d_res, stream=main).reshape(10, m)
         for i, name in enumerate(FIELDS):
             res[name][live] = h_res[i][live].astype(res[name].dtype)
-    coff = np.zeros(m + 1, np.int64)
-    np.cumsum(ncig, out=coff[1:])
-    total = int(coff[-1])
-    allc = np.concatenate(chunks_out) if chunks_out else np.zeros(0, np.uint32)
-    gather = np.repeat(src_start - coff[:-1], ncig) + np.arange(total, dtype=np.int64)
-    cigar = allc[gather].astype(np.uint32) if total else np.zeros(0, np.uint32)
+        t1 = time.perf_counter()
+        if len(chunk_out) == 1:
+            ncig = chunk_out[0][1].astype(np.int64)
+            np.cumsum(ncig, out=coff[1:])
+            cigar = chunk_out[0][2]
+        else:   # chunk c holds its jobs' CIGARs in job order: gather them
+            ncig = np.zeros(m, np.int64)
+            src_start = np.zeros(m, np.int64)
+            base = 0
+            for chunk, h_ncig, h_out in chunk_out:
+                cn = h_ncig.astype(np.int64)
+                ncig[chunk] = cn[chunk]
+                src_start[chunk] = base + (np.cumsum(cn) - cn)[chunk]
+                base += len(h_out)
+            np.cumsum(ncig, out=coff[1:])
+            total = int(coff[-1])
+            allc = np.concatenate([c[2] for c in chunk_out])
+            gather = np.repeat(src_start - coff[:-1], ncig) + np.arange(total, dtype=np.int64)
+            cigar = allc[gather] if total else np.zeros(0, np.uint32)
+        stats["t_post"] = time.perf_counter() - t1
     stats["t_total"] = time.perf_counter() - t_start
     last_stats.clear()
     last_stats.update(stats)
-    return ResultBatch(coff=coff, cigar=cigar, **res)
+    return ResultBatch(coff=coff, cigar=cigar.astype(np.uint32, copy=False), **res)
 
 
 __all__ = ["supports", "run", "default_gpu_mem", "REJECT_KERNEL", "REJECT_MEMORY", "REASONS"]

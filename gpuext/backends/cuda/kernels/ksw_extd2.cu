@@ -11,9 +11,8 @@
 // §1.12, backtrack §1.14) and the checklist §7. docs/kernels/ksw_extd2.md explains the mapping.
 //
 // Kernels (all launched by gpuext/backends/cuda/ksw_extd2.py):
-//   ksw_extd2_size      one thread per job: direction bytes and widest aligned band
 //   ksw_extd2_dp_w*_*   1, 4 or 16 warps per job; state ring in shared (smem) or global (gmem) memory
-//   ksw_extd2_tb        one thread per job: start cell choice and ksw_backtrack
+//   ksw_extd2_tb        one warp per job: start cell choice and ksw_backtrack
 //   ksw_extd2_pack      one thread per job: CIGAR copy, reversed unless KSW_EZ_REV_CIGAR
 //
 // Every job of a launch uses the same scoring (the batch's), already gap-piece swapped by the
@@ -85,30 +84,6 @@ __device__ __forceinline__ int full_w(int w, int qlen, int tlen) { return w < 0 
 __device__ __forceinline__ int boundary_diff(int r, int qe, int e, int e2, int long_thres, int long_diff)
 {
 	return r == 0 ? -qe : r < long_thres ? -e : r == long_thres ? long_diff : -e2;
-}
-
-// ---- sizing ----------------------------------------------------------------------------------
-// Direction bytes of a job: sum over the anti-diagonals ksw2 visits (it stops at the first
-// st0 > en0, line 142) of the aligned width en - st + 1; and the widest aligned width, which
-// sizes the state ring.
-extern "C" __global__ void ksw_extd2_size(const int* __restrict__ qlenv, const int* __restrict__ tlenv,
-										  const int* __restrict__ wv, int n, ki64* __restrict__ dir_bytes,
-										  int* __restrict__ max_width)
-{
-	int k = blockIdx.x * blockDim.x + threadIdx.x;
-	if (k >= n) return;
-	int qlen = qlenv[k], tlen = tlenv[k], w = full_w(wv[k], qlen, tlen);
-	ki64 sz = 0;
-	int mw = 16;
-	for (int r = 0; r < qlen + tlen - 1; ++r) {
-		int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
-		if (st0 > en0) break;
-		int wd = (en0 & ~15) + 16 - (st0 & ~15);
-		sz += wd;
-		mw = wd > mw ? wd : mw;
-	}
-	dir_bytes[k] = sz;
-	max_width[k] = mw;
 }
 
 // ---- the DP ----------------------------------------------------------------------------------
@@ -454,7 +429,12 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		ring_off, ring_lgv, ring_arena, mat, q, e, q2, e2, res, n_res
 
 // ksw_extd2_dp_w<NW>_<ring>: NW warps per job; the ring in shared (smem) or global (gmem) memory
-extern "C" __global__ void __launch_bounds__(256) ksw_extd2_dp_w1_smem(KSW_DP_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS); }
+// w1_smem: several jobs per block; __launch_bounds__(256, B) caps the registers so that B blocks of
+// 8 warps fit on an SM (B = 3: 80 registers, no spills); the launcher sizes the blocks' shared
+// memory for the same B. _b2 / _b4 are the alternatives (GPUEXT_KSW_W1_BLOCKS=2|4) for tuning.
+extern "C" __global__ void __launch_bounds__(256, 3) ksw_extd2_dp_w1_smem(KSW_DP_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(256, 2) ksw_extd2_dp_w1_smem_b2(KSW_DP_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(256, 4) ksw_extd2_dp_w1_smem_b4(KSW_DP_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS); }
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_dp_w1_gmem(KSW_DP_PARAMS) { dp_team<false, 1>(KSW_DP_ARGS); }
 extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_smem(KSW_DP_PARAMS) { dp_team<true, 4>(KSW_DP_ARGS); }
 extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_gmem(KSW_DP_PARAMS) { dp_team<false, 4>(KSW_DP_ARGS); }
@@ -462,23 +442,43 @@ extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_smem(KSW_D
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_gmem(KSW_DP_PARAMS) { dp_team<false, 16>(KSW_DP_ARGS); }
 
 // ---- backtrack -------------------------------------------------------------------------------
-// Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0).
+// Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0),
+// one warp per job. The walk is a chain of dependent loads (the anti-diagonal offset, then the
+// direction byte), so the warp loads a window of up to 32 cells ahead of the current one in
+// parallel (the diagonal band |di - dj| <= 1 after a match, a straight line after a gap) and every
+// lane walks it redundantly through __shfl_sync until the path leaves it; then the next window.
 // The CIGAR is written in backtrack order (end cell first), run-length merged like
 // ksw_push_cigar; ksw_extd2_pack reverses it unless KSW_EZ_REV_CIGAR.
-extern "C" __global__ void ksw_extd2_tb(const int* __restrict__ jlist, int n_list, const int* __restrict__ qlenv,
-										const int* __restrict__ tlenv, const int* __restrict__ wv,
-										const int* __restrict__ ebv, const int* __restrict__ flv,
-										const ki64* __restrict__ dir_off, const ku8* __restrict__ dir,
-										const ki64* __restrict__ doff_off, const ku32* __restrict__ doff,
-										const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
-										int* __restrict__ res, int n_res)
+
+// lane of the window cell (i - di, j - dj), or 32 when the cell is outside the window
+__device__ __forceinline__ int tb_lane(int mode, int di, int dj)
 {
-	int k = blockIdx.x * blockDim.x + threadIdx.x;
-	if (k >= n_list) return;
+	int l = 32;
+	if (mode == 0) {  // lane 3k: (k,k); 3k+1: (k+1,k); 3k+2: (k,k+1)
+		if (di == dj) l = 3 * di;
+		else if (di == dj + 1) l = 3 * dj + 1;
+		else if (dj == di + 1) l = 3 * di + 2;
+	} else if (mode == 1) {  // (l, 0): deletions (target consumed)
+		if (dj == 0) l = di;
+	} else {  // (0, l): insertions
+		if (di == 0) l = dj;
+	}
+	return l < 32 ? l : 32;
+}
+
+extern "C" __global__ void __launch_bounds__(128) ksw_extd2_tb(
+	const int* __restrict__ jlist, int n_list, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
+	const int* __restrict__ wv, const int* __restrict__ ebv, const int* __restrict__ flv,
+	const ki64* __restrict__ dir_off, const ku8* __restrict__ dir, const ki64* __restrict__ doff_off,
+	const ku32* __restrict__ doff, const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
+	int* __restrict__ res, int n_res)
+{
+	const int k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+	if (k >= n_list) return;  // warp-uniform
 	const int jid = jlist[k];
 	const int qlen = qlenv[jid], tlen = tlenv[jid], w = full_w(wv[jid], qlen, tlen), flag = flv[jid];
 	int n = 0;
-	if (flag & KSW_EZ_SCORE_ONLY) { ncig[jid] = 0; return; }
+	if (flag & KSW_EZ_SCORE_ONLY) { if (lane == 0) ncig[jid] = 0; return; }
 	const int zd = res[RF_ZDROPPED * n_res + jid], mx = res[RF_MAX * n_res + jid];
 	const int max_t = res[RF_MAX_T * n_res + jid], max_q = res[RF_MAX_Q * n_res + jid];
 	const int mqe = res[RF_MQE * n_res + jid], mqe_t = res[RF_MQE_T * n_res + jid];
@@ -486,7 +486,7 @@ extern "C" __global__ void ksw_extd2_tb(const int* __restrict__ jlist, int n_lis
 	bool go = true;
 	if (!zd && !(flag & KSW_EZ_EXTZ_ONLY)) i = tlen - 1, j = qlen - 1;
 	else if (!zd && (flag & KSW_EZ_EXTZ_ONLY) && mqe + ebv[jid] > mx) {
-		res[RF_REACH_END * n_res + jid] = 1;
+		if (lane == 0) res[RF_REACH_END * n_res + jid] = 1;
 		i = mqe_t, j = qlen - 1;
 	} else if (max_t >= 0 && max_q >= 0) i = max_t, j = max_q;
 	else go = false, i = j = -1;
@@ -496,41 +496,61 @@ extern "C" __global__ void ksw_extd2_tb(const int* __restrict__ jlist, int n_lis
 		ku32* __restrict__ C = cig + cig_off[jid];
 		ku32 cur = 0;  // the last op, len << 4 | op, not yet written (0: none)
 		int state = 0;
+		int mode = 0, di = 0, dj = 0, last_op = 0;
+		ku32 val = 0;  // this lane's window cell: direction byte, or (force << 8)
+		bool fresh = false;
 		while (i >= 0 && j >= 0) {
-			const int rr = i + j;
-			const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;
-			int force = -1;
-			if (i < st) force = 2;
-			if (i > en) force = 1;
-			const ku32 tmp = force < 0 ? P[(ki64)DO[rr] * 16 + (i - st)] : 0;
+			int l = fresh ? tb_lane(mode, di, dj) : 32;
+			if (l == 32) {  // a new window at (i, j), shaped by the last move
+				mode = last_op == 0 ? 0 : last_op == 2 ? 1 : 2;
+				int a, b;
+				if (mode == 0) a = lane / 3 + (lane % 3 == 1), b = lane / 3 + (lane % 3 == 2);
+				else if (mode == 1) a = lane, b = 0;
+				else a = 0, b = lane;
+				const int ci = i - a, cj = j - b;
+				val = 0;
+				if (ci >= 0 && cj >= 0) {
+					const int rr = ci + cj;
+					const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;
+					int force = 0;
+					if (ci < st) force = 2;
+					if (ci > en) force = 1;
+					val = force ? (ku32)force << 8 : (ku32)P[(ki64)DO[rr] * 16 + (ci - st)];
+				}
+				di = dj = 0, l = 0, fresh = true;
+			}
+			const ku32 v = __shfl_sync(KSW_FULL_MASK, val, l);
+			const ku32 tmp = v & 0xff;
+			const int force = (int)(v >> 8);
 			if (state == 0) state = tmp & 7;
 			else if (!(tmp >> (state + 2) & 1)) state = 0;
 			if (state == 0) state = tmp & 7;
-			if (force >= 0) state = force;
+			if (force) state = force;
 			ku32 op;
-			if (state == 0) op = 0, --i, --j;
-			else if (state == 1 || state == 3) op = 2, --i;
-			else op = 1, --j;
+			if (state == 0) op = 0, --i, --j, ++di, ++dj;
+			else if (state == 1 || state == 3) op = 2, --i, ++di;
+			else op = 1, --j, ++dj;
+			last_op = (int)op;
 			if (cur != 0 && (cur & 0xf) == op) cur += 1u << 4;
 			else {
-				if (cur != 0) C[n++] = cur;
+				if (cur != 0) { if (lane == 0) C[n] = cur; ++n; }
 				cur = 1u << 4 | op;
 			}
 		}
 		if (i >= 0) {
 			if (cur != 0 && (cur & 0xf) == 2) cur += (ku32)(i + 1) << 4;
-			else { if (cur != 0) C[n++] = cur; cur = (ku32)(i + 1) << 4 | 2; }
+			else { if (cur != 0) { if (lane == 0) C[n] = cur; ++n; } cur = (ku32)(i + 1) << 4 | 2; }
 		}
 		if (j >= 0) {
 			if (cur != 0 && (cur & 0xf) == 1) cur += (ku32)(j + 1) << 4;
-			else { if (cur != 0) C[n++] = cur; cur = (ku32)(j + 1) << 4 | 1; }
+			else { if (cur != 0) { if (lane == 0) C[n] = cur; ++n; } cur = (ku32)(j + 1) << 4 | 1; }
 		}
-		if (cur != 0) C[n++] = cur;
+		if (cur != 0) { if (lane == 0) C[n] = cur; ++n; }
 	}
-	ncig[jid] = n;
+	if (lane == 0) ncig[jid] = n;
 }
 
-// CIGARs into one array in job order: out[out_off[k] ...] for job jlist[k]
+// CIGARs into one array in job order: out[out_off[jid] ...] for each job jid of jlist
 extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_list, const int* __restrict__ flv,
 										  const ki64* __restrict__ cig_off, const ku32* __restrict__ cig,
 										  const int* __restrict__ ncig, const ki64* __restrict__ out_off,
@@ -540,7 +560,7 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 	if (k >= n_list) return;
 	const int jid = jlist[k], n = ncig[jid];
 	const ku32* __restrict__ src = cig + cig_off[jid];
-	ku32* __restrict__ dst = out + out_off[k];
+	ku32* __restrict__ dst = out + out_off[jid];
 	if (flv[jid] & KSW_EZ_REV_CIGAR)
 		for (int i = 0; i < n; ++i) dst[i] = src[i];
 	else
