@@ -31,8 +31,8 @@ table+=("regression (cuda): $(tail -1 "$OUT/regression_cuda.log")")
 echo "== end to end: stock minimap2 -t$NT vs gpuext map --backend cuda -t$NT (identity checked)"
 for row in "map-ont:$ONT" "map-ont:$T/sim_ont.fq.gz" "map-hifi:$T/sim_hifi.fq.gz" "map-ont:$T/big_ont.fq.gz"; do
   preset=${row%%:*}; reads=${row#*:}; name=$(basename "$reads" | cut -d. -f1)
-  r=$(timeout 150 python3 scripts/exactness.py --backend cuda --gpuext-opt=--stats=$OUT/stats_${preset}_$name.json \
-      -- -ax "$preset" -t "$NT" -K 50M "$REF" "$reads" 2>&1 | head -1)
+  r=$(timeout 150 gpuext verify -- --backend cuda --stats "$OUT/stats_${preset}_$name.json" \
+      -- -ax "$preset" -t "$NT" -K 50M "$REF" "$reads" 2>&1 | grep -m1 "gpuext::verify" | cut -d' ' -f2-)
   echo "$preset $name: $r"; table+=("e2e $preset $name: $r")
 done
 

@@ -14,6 +14,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from .. import log
@@ -107,16 +108,20 @@ def main(argv: list[str]) -> int:
             idx = [i for i, a in enumerate(mm2_args) if a in pos[1:]]
             for i, new in zip(idx[-len(sampled):], sampled):
                 mm2_args[i] = new
+        t0 = time.perf_counter()
         a = subprocess.run([oracle, *mm2_args], capture_output=True)
+        t1 = time.perf_counter()
         if a.returncode != 0:
             log.error("gpuext::verify", f"stock minimap2 failed: {a.stderr.decode().strip().splitlines()[-1:]}")
             return 2
         b = subprocess.run([sys.executable, "-m", "gpuext", "map", "--quiet", *gx_opts, *mm2_args], capture_output=True)
+        t2 = time.perf_counter()
         if b.returncode != 0:
             log.error("gpuext::verify", f"gpuext map failed: {b.stderr.decode().strip().splitlines()[-1:]}")
             return 1
     from ..io.compare import compare_texts
 
     rep = compare_texts(a.stdout, b.stdout, args.show)
-    log.info("gpuext::verify", ("identical: " if rep.identical else "DIFFERENT: ") + rep.summary())
+    log.info("gpuext::verify", f"{'identical' if rep.identical else 'DIFFERENT'} (stock {t1 - t0:.2f} s, "
+                               f"gpuext {t2 - t1:.2f} s): {rep.summary()}")
     return 0 if rep.identical else 1

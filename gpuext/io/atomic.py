@@ -12,6 +12,9 @@ def write_bytes(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)   # as open() would have made it, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -4,7 +4,7 @@ Header lines are compared in order, except @PG lines as asked (by default gpuext
 which stock output lacks). Records are compared in order, byte for byte; for records that differ the
 report counts which fields differ (SAM's eleven columns by name, then tags by their two letters).
 Tags listed in ignore_tags are left out of the comparison. Neighbours: `gpuext compare` and
-`gpuext verify` (gpuext/cli/), scripts/exactness.py and the regression tests.
+`gpuext verify` (gpuext/cli/) and the regression tests.
 """
 from __future__ import annotations
 
