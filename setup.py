@@ -1,7 +1,9 @@
-"""Build gpuext's native module from the patched minimap2 2.31 sources.
+"""Build gpuext's native modules from the patched minimap2 2.31 and BWA 0.7.18 sources.
 
-The sources are not in this repository: scripts/upstream.py fetches the mappy 2.31 sdist (or takes
-$GPUEXT_MAPPY_SDIST), checks its sha256, and applies patches/ to a copy under build/patched/.
+The sources are not in this repository: scripts/upstream.py fetches the mappy 2.31 and pybwa 2.3.2
+sdists (or takes $GPUEXT_MAPPY_SDIST / $GPUEXT_PYBWA_SDIST), checks their sha256, and applies
+patches/ to copies under build/patched/. gpuext._native.minimap2 is minimap2 plus gpuext's glue;
+gpuext._native.bwa is BWA's ksw.c (ksw_extend2, unchanged) plus gx_bwa.c.
 """
 import importlib.util
 import os
@@ -23,6 +25,7 @@ MINIMAP2_C = ["align.c", "bseq.c", "lchain.c", "seed.c", "format.c", "hit.c", "i
               "kalloc.c", "kthread.c", "map.c", "misc.c", "sdust.c", "sketch.c", "esterr.c", "splitidx.c",
               "main.c"]
 GLUE_C = ["gpuext/_native/gx_cli.c", "gpuext/_native/gx_ksw.c", "gpuext/_native/gx_engine.c"]
+BWA_PATCHED = upstream.BUILD / "patched" / "bwa-0.7.18"
 
 
 class BuildWithUpstream(build_ext):
@@ -31,6 +34,7 @@ class BuildWithUpstream(build_ext):
     def run(self):
         try:
             upstream.apply_patches("minimap2")
+            upstream.apply_patches("bwa")
         except upstream.UpstreamError as e:
             sys.exit(f"[E::gpuext-build] {e}")
         super().run()
@@ -55,4 +59,19 @@ def native_extension():
     return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)
 
 
-setup(ext_modules=native_extension(), cmdclass={"build_ext": BuildWithUpstream})
+def bwa_extension():
+    """gpuext._native.bwa: BWA 0.7.18's ksw.c, compiled with the -O2 of BWA's Makefile."""
+    from Cython.Build import cythonize
+
+    rel = os.path.relpath(BWA_PATCHED, HERE)
+    ext = Extension(
+        "gpuext._native.bwa",
+        sources=["gpuext/_native/bwa.pyx", "gpuext/_native/gx_bwa.c", f"{rel}/ksw.c"],
+        include_dirs=[rel, "gpuext/_native"],
+        extra_compile_args=["-O2", "-Wno-unused-function"],
+        libraries=["pthread"],
+    )
+    return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)
+
+
+setup(ext_modules=native_extension() + bwa_extension(), cmdclass={"build_ext": BuildWithUpstream})

@@ -7,12 +7,14 @@ Reads patches/upstream.toml. Upstream code is never committed and never edited i
   build/upstream/<name>-<version>/     the unpacked, read-only upstream tree
   build/patched/<name>-<version>/      a copy with patches/<series> applied (used by setup.py)
   build/oracle/<name>-<version>/       an unpatched copy compiled with upstream's Makefile: the oracle
+  build/patched/bwa-<version>/bwa      `patched-cli bwa`: the patched bwa CLI (upstream's Makefile), which
+                                       writes a seed dump when $GPUEXT_BWA_DUMP is set (docs/bwa-seed-dump.md)
 
 Used by setup.py (to build gpuext's native module) and by scripts/build_oracle.sh and the tests (to
 build the stock CLI). Environment: GPUEXT_MAPPY_SDIST / GPUEXT_PYBWA_SDIST name local sdists (the GPU
 machine has no network); GPUEXT_NO_DOWNLOAD=1 forbids downloading.
 
-usage: upstream.py {fetch|patch|oracle|path} {minimap2|bwa}
+usage: upstream.py {fetch|patch|oracle|path|patched-cli} {minimap2|bwa}
 """
 from __future__ import annotations
 
@@ -203,8 +205,21 @@ def build_oracle(name: str) -> Path:
     return binary
 
 
+def build_patched_cli(name: str) -> Path:
+    """Compile the patched bwa CLI in build/patched/ with upstream's Makefile (incremental); return it."""
+    if name != "bwa":
+        raise UpstreamError("patched-cli is only defined for bwa")
+    dest = apply_patches(name)
+    binary = dest / "bwa"
+    jobs = str(max(1, os.cpu_count() or 1))
+    r = subprocess.run(["make", "-j", jobs, "-C", str(dest), binary.name], capture_output=True, text=True)
+    if r.returncode != 0 or not binary.is_file():
+        raise UpstreamError(f"building the patched {name} CLI failed:\n{r.stderr[-2000:]}")
+    return binary
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in ("fetch", "patch", "oracle", "path"):
+    if len(argv) != 2 or argv[0] not in ("fetch", "patch", "oracle", "path", "patched-cli"):
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     verb, name = argv
@@ -215,6 +230,8 @@ def main(argv: list[str]) -> int:
             print(apply_patches(name))
         elif verb == "oracle":
             print(build_oracle(name))
+        elif verb == "patched-cli":
+            print(build_patched_cli(name))
         else:
             print(_tree("oracle", name) / ("minimap2" if name == "minimap2" else "bwa"))
     except UpstreamError as e:

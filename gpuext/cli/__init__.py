@@ -13,6 +13,7 @@ SUBCOMMANDS = {
     "compare": ("gpuext.cli.compare", "compare two SAM/BAM/PAF files record by record"),
     "verify": ("gpuext.cli.verify", "run stock minimap2 2.31 and gpuext on the same inputs and compare"),
     "stats": ("gpuext.cli.stats", "counts, read-length and identity distributions of a SAM/BAM file"),
+    "bwa-replay": ("gpuext.cli.bwa_replay", "replay a BWA-MEM seed dump (ksw_extend2) on cpu or cuda, check every output"),
 }
 
 

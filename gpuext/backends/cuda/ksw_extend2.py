@@ -1,7 +1,8 @@
 """Launcher of kernels/ksw_extend2.cu: BWA's ksw_extend2 over an ExtendJobs on one GPU, bit-exact.
 
 `supports(jobs)` gives a reason code per job (0: the kernel takes it); `run(jobs, idx)` computes the
-jobs idx (all must be supported) and returns an ExtendResults whose rows follow idx; the DP cells of
+jobs idx (all must be supported: run() repeats only the cheap checks, not the scan of every base
+against the alphabet, so call supports() first) and returns an ExtendResults whose rows follow idx; the DP cells of
 each job (the sum of end - beg over the rows ksw_extend2 runs) are in `last_stats["cells"]`.
 
 Work plan of one `run` (uneven bucketing: short-read jobs are small and many, long-read jobs large
@@ -122,9 +123,11 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         last_stats.clear()
         last_stats.update(stats, t_total=0.0)
         return res
-    if np.any(supports(sub, gpu_mem=budget)):
-        raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
     qlen, tlen = sub.qlen().astype(np.int64), sub.tlen().astype(np.int64)
+    # the cheap part of supports(); the base-code scan over the sequences is the caller's (supports())
+    if (qlen.min() < 1 or sub.h0.min() < 1 or min(sub.e_del.min(), sub.e_ins.min()) < 1
+            or sub.mat_id.min() < 0 or sub.mat_id.max() >= len(sub.mats) or (qlen + 1).max() * 8 > budget):
+        raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
     band = np.minimum(qlen, 2 * sub.band_w() + 1)
     cls = _classes(qlen, band, mode)
     est = band * tlen + qlen  # upper bound of the cells (+ row -1 set-up)
