@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# One call on the GPU machine (no network): build offline, run the GPU tests, the regression table
-# with --backend cuda, the kernel benchmark on recorded jobs, and end-to-end timings against stock
-# minimap2 on all cores; print a short table last (also in $OUT/summary.txt).
+# The GPU machine's check (no network there): build offline, run the GPU tests and the regression
+# table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
+# on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
+#   usage: scripts/device_check.sh [tests|bench|all]      (two calls fit the 10-minute limit better)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
 # ../shared/tools/device-carry.sh, and datacache/ = data/cache/{src,sets} (scripts/fetch_data.py get --all).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+PHASE=${1:-all}
 export PYTHONUNBUFFERED=1 GPUEXT_NO_DOWNLOAD=1 GPUEXT_DATA_CACHE=$PWD/.carry/datacache
 export GPUEXT_MAPPY_SDIST=.carry/mappy-2.31.tar.gz GPUEXT_PYBWA_SDIST=.carry/pybwa-2.3.2.tar.gz
 OUT=${OUT:-/tmp/gpuext-device}; mkdir -p "$OUT"; T=$(mktemp -d); NT=$(nproc)
@@ -16,33 +18,45 @@ python3 scripts/upstream.py oracle minimap2 >/dev/null || exit 1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 REF=data/ecoli/e_coli_k12.fa.gz
 ONT=$(python3 scripts/fetch_data.py get ecoli-ont | cut -f3)
-python3 scripts/simulate_reads.py --profile ont -n 3000 --seed 7 -o "$T/sim_ont.fq.gz" "$REF"
-python3 scripts/simulate_reads.py --profile hifi -n 1500 --seed 7 -o "$T/sim_hifi.fq.gz" "$REF"
-python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
 
-echo "== GPU kernel tests"
-timeout 150 python3 -m pytest -q -m gpu tests/kernel 2>&1 | tee "$OUT/kernel_tests.log" | tail -6
-table+=("GPU kernel tests: $(tail -1 "$OUT/kernel_tests.log")")
+tests() {
+  echo "== GPU tests (kernels: fuzz, recorded jobs, BWA dumps)"
+  timeout 280 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel 2>&1 | tee "$OUT/kernel_tests.log" | tail -4
+  table+=("GPU tests: $(tail -1 "$OUT/kernel_tests.log")")
+  echo "== regression table with --backend cuda"
+  GPUEXT_TEST_BACKEND=cuda timeout 240 python3 -m pytest -q -n 4 -p no:benchmark tests/regression 2>&1 \
+    | tee "$OUT/regression_cuda.log" | tail -4
+  table+=("regression (cuda): $(tail -1 "$OUT/regression_cuda.log")")
+}
 
-echo "== regression table with --backend cuda"
-GPUEXT_TEST_BACKEND=cuda timeout 200 python3 -m pytest -q -x -n 4 -p no:benchmark tests/regression 2>&1 | tee "$OUT/regression_cuda.log" | tail -6
-table+=("regression (cuda): $(tail -1 "$OUT/regression_cuda.log")")
+bench() {
+  python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
+  python3 scripts/simulate_reads.py --profile hifi -n 3000 --seed 7 -o "$T/sim_hifi.fq.gz" "$REF"
+  echo "== end to end: stock minimap2 -t$NT vs gpuext map --backend cuda -t$NT (identity checked)"
+  for row in "map-ont:$ONT" "map-hifi:$T/sim_hifi.fq.gz" "map-ont:$T/big_ont.fq.gz"; do
+    preset=${row%%:*}; reads=${row#*:}; name=$(basename "$reads" | cut -d. -f1)
+    r=$(timeout 150 gpuext verify -- --backend cuda --stats "$OUT/stats_${preset}_$name.json" \
+        -- -ax "$preset" -t "$NT" -K 50M "$REF" "$reads" 2>&1 | grep -m1 "gpuext::verify" | cut -d' ' -f2-)
+    echo "$preset $name: $r"; table+=("e2e $preset $name: $r")
+  done
+  echo "== ksw_extd2 on recorded jobs (GPU incl. transfers vs stock ksw2 on $NT cores)"
+  for row in "big_ont:$T/big_ont.fq.gz" "ecoli_ont:$ONT"; do
+    name=${row%%:*}; reads=${row#*:}
+    gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
+    b=$(timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 | tee "$OUT/bench_$name.log" \
+        | grep -E "^GPU|^CPU|speedup|differences" | tr '\n' ' ')
+    echo "$b"; table+=("ksw_extd2 $name: $b")
+  done
+  echo "== ksw_extend2 on BWA seed dumps"
+  b=$(timeout 150 python3 scripts/bench_ksw_extend2.py --make illumina:100000 --make ont:2000 2>&1 \
+      | tee "$OUT/bench_bwa.log" | tail -6 | tr '\n' ' ')
+  echo "$b"; table+=("ksw_extend2: $b")
+}
 
-echo "== end to end: stock minimap2 -t$NT vs gpuext map --backend cuda -t$NT (identity checked)"
-for row in "map-ont:$ONT" "map-ont:$T/sim_ont.fq.gz" "map-hifi:$T/sim_hifi.fq.gz" "map-ont:$T/big_ont.fq.gz"; do
-  preset=${row%%:*}; reads=${row#*:}; name=$(basename "$reads" | cut -d. -f1)
-  r=$(timeout 150 gpuext verify -- --backend cuda --stats "$OUT/stats_${preset}_$name.json" \
-      -- -ax "$preset" -t "$NT" -K 50M "$REF" "$reads" 2>&1 | grep -m1 "gpuext::verify" | cut -d' ' -f2-)
-  echo "$preset $name: $r"; table+=("e2e $preset $name: $r")
-done
-
-echo "== kernel benchmark on recorded jobs (GPU incl. transfers vs stock ksw2 on $NT cores)"
-for row in "big_ont:$T/big_ont.fq.gz" "ecoli_ont:$ONT"; do
-  name=${row%%:*}; reads=${row#*:}
-  gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
-  b=$(timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 | tee "$OUT/bench_$name.log" | tail -3)
-  echo "$b"; table+=("kernel bench $name: $(echo "$b" | tail -1)")
-done
-
-echo "== summary"
-printf '%s\n' "${table[@]}" | tee "$OUT/summary.txt"
+case $PHASE in
+  tests) tests ;;
+  bench) bench ;;
+  *) tests; bench ;;
+esac
+echo "== summary ($PHASE)"
+printf '%s\n' "${table[@]}" | tee "$OUT/summary_$PHASE.txt"

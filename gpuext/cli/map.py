@@ -29,7 +29,7 @@ gpuext options (minimap2's options are all accepted, with minimap2's defaults):
   --gpu INT        the GPU to use [0]
   --gpu-mem NUM    GPU memory the cuda backend may use, e.g. 8G [half of the GPU]
   --rounds INT     rounds of batched jobs per batch of reads; jobs still unknown after them run
-                   inline on the CPU [1]
+                   inline on the CPU [3]
   --verify FLOAT   recompute this fraction of the backend's results with the stock code; stop
                    with an error naming the job on any difference [0]
   --stats FILE     write run statistics (jobs, DP cells per round, CPU fallbacks, times) as JSON
@@ -50,7 +50,7 @@ class GpuextOptions:
     backend: str = "auto"
     gpu: int = 0
     gpu_mem: str | None = None
-    rounds: int = 1
+    rounds: int = 3
     verify: float = 0.0
     stats: str | None = None
     dump_jobs: str | None = None
