@@ -109,6 +109,9 @@ class JobBatch:
                         self.zdrop[idx], self.end_bonus[idx], self.flag[idx])
 
 
+RESULT_FIELDS = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
+
+
 @dataclass
 class ResultBatch:
     """Every field of ksw_extz_t per job, and the CIGARs concatenated (cigar[coff[i]:coff[i+1]])."""
@@ -125,8 +128,7 @@ class ResultBatch:
     reach_end: np.ndarray    # int8[n]
     coff: np.ndarray         # int64[n+1]
     cigar: np.ndarray        # uint32, len << 4 | op
-    fields: tuple = field(default=("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q",
-                                   "score", "zdropped", "reach_end"), repr=False)
+    fields: tuple = field(default=RESULT_FIELDS, repr=False)
 
     @property
     def n(self) -> int:
@@ -138,21 +140,31 @@ class ResultBatch:
     @staticmethod
     def assemble(n: int, parts: list[tuple[np.ndarray, "ResultBatch"]]) -> "ResultBatch":
         """One ResultBatch of n jobs from parts (idx, result): row k of a part is job idx[k]."""
-        cols = {}
-        names = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
-        for name in names:
-            cols[name] = np.zeros(n, np.int8 if name in ("zdropped", "reach_end") else np.int32)
+        cols = {name: np.zeros(n, np.int8 if name in ("zdropped", "reach_end") else np.int32) for name in RESULT_FIELDS}
         ncig = np.zeros(n, np.int64)
         for idx, r in parts:
-            for name in names:
+            for name in RESULT_FIELDS:
                 cols[name][idx] = getattr(r, name)
             ncig[idx] = np.diff(r.coff)
         coff = np.r_[0, np.cumsum(ncig)].astype(np.int64)
         cigar = np.zeros(int(coff[-1]), np.uint32)
-        for idx, r in parts:
-            for k, i in enumerate(idx):
-                cigar[coff[i]:coff[i + 1]] = r.cigar_of(k)
+        for idx, r in parts:   # element p of job k moves by coff[idx[k]] - r.coff[k]
+            m = int(r.coff[-1])
+            shift = np.repeat(coff[np.asarray(idx, np.int64)] - r.coff[:-1], np.diff(r.coff))
+            cigar[np.arange(m) + shift] = r.cigar[:m]
         return ResultBatch(coff=coff, cigar=cigar, **cols)
+
+    def take(self, idx: np.ndarray) -> "ResultBatch":
+        """The rows idx of this ResultBatch, in that order."""
+        idx = np.asarray(idx, np.int64)
+        out = ResultBatch.assemble(len(idx), [])
+        for name in RESULT_FIELDS:
+            setattr(out, name, getattr(self, name)[idx])
+        lens = np.diff(self.coff)[idx]
+        out.coff = np.r_[0, np.cumsum(lens)].astype(np.int64)
+        src = np.repeat(self.coff[:-1][idx] - out.coff[:-1], lens) + np.arange(int(out.coff[-1]))
+        out.cigar = self.cigar[src].astype(np.uint32)
+        return out
 
     def diff(self, other: "ResultBatch") -> list[tuple[int, str]]:
         """(job, field) pairs where two results differ; empty when identical."""
@@ -161,9 +173,14 @@ class ResultBatch:
             a, b = getattr(self, name), getattr(other, name)
             for i in np.flatnonzero(a != b):
                 out.append((int(i), name))
-        for i in range(self.n):
-            if not np.array_equal(self.cigar_of(i), other.cigar_of(i)):
-                out.append((i, "cigar"))
+        la, lb = np.diff(self.coff), np.diff(other.coff)
+        bad = la != lb
+        job = np.repeat(np.arange(self.n), la)              # the job of each CIGAR element of self
+        same = ~bad[job]
+        pos_b = np.repeat(other.coff[:-1] - self.coff[:-1], la) + np.arange(int(self.coff[-1]))
+        neq = self.cigar[:int(self.coff[-1])][same] != other.cigar[pos_b[same]]
+        bad[job[same][neq]] = True
+        out.extend((int(i), "cigar") for i in np.flatnonzero(bad))
         return sorted(set(out))
 
 

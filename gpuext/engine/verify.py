@@ -31,8 +31,7 @@ class Verifier:
         if len(idx) == 0:
             return 0
         ref = cpu.run(batch.subset(idx))
-        got = ResultBatch.assemble(len(idx), [(np.arange(len(idx)), _rows(res, idx))])
-        diffs = got.diff(ref)
+        diffs = res.take(idx).diff(ref)
         if diffs:
             k, name = diffs[0]
             i = int(idx[k])
@@ -42,13 +41,3 @@ class Verifier:
                 f"flag 0x{int(batch.flag[i]):x}): field '{name}' differs from the stock ksw2 code "
                 f"({len(diffs)} difference(s) among {len(idx)} verified jobs)")
         return len(idx)
-
-
-def _rows(res: ResultBatch, idx: np.ndarray) -> ResultBatch:
-    """The rows idx of a ResultBatch as a ResultBatch."""
-    fields = {k: getattr(res, k)[idx] for k in ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q",
-                                                 "score", "zdropped", "reach_end")}
-    ncig = np.diff(res.coff)[idx]
-    coff = np.r_[0, np.cumsum(ncig)].astype(np.int64)
-    cigar = np.concatenate([res.cigar_of(int(i)) for i in idx]) if len(idx) else np.zeros(0, np.uint32)
-    return ResultBatch(coff=coff, cigar=cigar.astype(np.uint32), **fields)
