@@ -220,3 +220,40 @@ def test_warp_teams_match_ksw2(monkeypatch):
     d = ref.diff(got)
     assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
     assert ksw_extd2.last_stats["jobs_per_team_size"][16] > 0
+
+
+def _with_empty_sequences(rng, b: JobBatch, frac: float = 0.05) -> JobBatch:
+    """b with the query or the target of about frac of its jobs cut to length 0."""
+    qs = [b.qseq[b.qoff[i]:b.qoff[i + 1]] for i in range(b.n)]
+    ts = [b.tseq[b.toff[i]:b.toff[i + 1]] for i in range(b.n)]
+    for i in np.flatnonzero(rng.random(b.n) < frac):
+        if rng.random() < 0.5:
+            qs[i] = qs[i][:0]
+        else:
+            ts[i] = ts[i][:0]
+    off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
+    return JobBatch(b.scoring, np.concatenate(qs).astype(np.uint8), off(qs), np.concatenate(ts).astype(np.uint8),
+                    off(ts), b.kernel, b.w, b.zdrop, b.end_bonus, b.flag)
+
+
+@pytest.mark.gpu
+def test_chunks_subsets_and_empty_jobs_match_ksw2():
+    """A shuffled subset of the jobs (rows follow job_idx), some with qlen or tlen 0, under a
+    memory budget that cuts the call into many chunks; then the same jobs in one chunk."""
+    from gpuext.backends import cpu
+    from gpuext.backends.cuda import ksw_extd2
+
+    rng = np.random.default_rng([SEED, 31])
+    b = _with_empty_sequences(rng, random_jobs(rng, "map-ont", 500, max_len=4000))
+    idx = rng.permutation(b.n)[: b.n * 3 // 4]
+    ref = cpu.run(b.subset(idx), n_threads=os.cpu_count() or 1)
+    dir_ub, lg = ksw_extd2._upper_bytes(b.qlen(), b.tlen(), b.w)
+    need = ksw_extd2._job_bytes(b.qlen(), b.tlen(), dir_ub, lg, np.zeros(b.n, bool))
+    got = ksw_extd2.run(b, idx, gpu_mem=int(need.max()) * 3)
+    assert ksw_extd2.last_stats["chunks"] > 3
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences (chunked)\n" + describe_diff(b.subset(idx), ref, got)
+    got = ksw_extd2.run(b, idx)
+    assert ksw_extd2.last_stats["chunks"] == 1
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(b.subset(idx), ref, got)

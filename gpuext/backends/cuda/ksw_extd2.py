@@ -5,17 +5,23 @@ computes the jobs it takes and returns their ResultBatch (rows in job_idx order)
 The direction matrices stay on the GPU: the DP, the backtrack and the CIGAR packing all run there,
 and only sequences, per-job parameters, the ksw_extz_t fields and the CIGARs cross the bus.
 
-Work plan of one `run`:
-1. jobs that ksw2 returns from before any DP (qlen or tlen <= 0; a matrix with
-   -min_sc > 2(q+e), ksw2_extd2_sse.c:76 and :100) get ksw_reset_extz's values on the host;
-2. sizes on the host: ksw2's own direction allocation bounds each job's compact direction bytes,
-   and n_col*16 its widest band, which sizes its ring (no device pass, no round trip);
-3. jobs are ordered by band area, largest first, and cut into chunks that fit the memory budget;
-4. per chunk, one DP launch per (warps per job, ring size) class, each on its own stream and
-   followed there by its backtrack (`ksw_extd2_tb`, a warp per job): a warp per job, or 4 or 16
-   warps for the few jobs large enough to be the critical path; rings of up to 16384 slots in
-   shared memory, wider ones in global memory; then the CIGAR packing (`ksw_extd2_pack`) on the
-   main stream, one synchronisation, and the copies back.
+Work plan of one `run` (the host never loops over the jobs):
+1. a matrix with -min_sc > 2(q+e) (ksw2_extd2_sse.c:100) makes every job return ksw_reset_extz's
+   values: done on the host, nothing reaches the GPU;
+2. the sequences are staged in pinned memory by a few copy threads, piece by piece, each piece
+   sent by an asynchronous DMA; meanwhile the per-job inputs (as the batch holds them, plus
+   job_idx) go up in one copy and `ksw_extd2_plan` sizes every job on the device from ksw2's own
+   direction allocation (n_col*16 bounds its widest band, which sizes its ring), writes the reset
+   values as its result (kept by jobs with qlen or tlen <= 0) and sums cells and bytes;
+   `ksw_extd2_class` picks its launch class (warps per job, ring size) and a sort key; one argsort
+   orders the jobs by class, largest first, and `ksw_extd2_offsets` lays out the arenas; one small
+   read-back (jobs per class, arena sizes, totals) is the only synchronisation before the DP;
+3. jobs that do not fit the memory budget together are cut into chunks (largest first);
+4. per chunk, one DP launch per class, each on its own stream and followed there by its
+   backtrack (`ksw_extd2_tb`, a warp per job): a warp per job, or 4 or 16 warps for the few jobs
+   large enough to be the critical path; rings of up to 16384 slots in shared memory, wider ones
+   in global memory; then the CIGAR packing (`ksw_extd2_pack`) on the main stream and one
+   read-back of the result fields with the CIGAR lengths, then the CIGARs.
 
 Device buffers (all owned by `run`, allocated from CuPy's memory pool on the current device, valid
 from the H2D copies of a chunk until its CIGARs are back on the host): sequences and per-job
@@ -25,11 +31,12 @@ global-memory rings and the backtrack CIGAR arena.
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import numpy as np
 
-from ...engine.jobs import KERNEL_EXTD2, KSW_EZ_SCORE_ONLY, KSW_NEG_INF, JobBatch, ResultBatch, band_cells
+from ...engine.jobs import KERNEL_EXTD2, KSW_EZ_SCORE_ONLY, KSW_NEG_INF, JobBatch, ResultBatch
 from .loader import load_module
 
 # supports() reason codes (0: the kernel takes the job)
@@ -43,6 +50,9 @@ W1_BLOCKS_PER_SM = 3        # blocks of the one-warp kernel per SM (its __launch
 RING_BYTES_PER_SLOT = 14    # u y y2 s, x v x2 twice (int8), H (int32)
 GMEM_WARPS_PER_BLOCK = 4
 BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 4 or 16 warps
+KSW_NCLS = 31              # launch classes (ksw_extd2_class): 3 team sizes x 10 rings, + jobs not run
+UPLOAD_THREADS = min(4, os.cpu_count() or 1)   # host threads staging the sequences in pinned memory
+UPLOAD_PIECE = 4 << 20     # bytes per staged piece (one DMA each)
 FIELDS = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
 
 last_stats: dict = {}
@@ -124,10 +134,10 @@ _streams: dict = {}
 
 
 def _stream(key):
-    """A non-blocking stream per (device, key), kept across calls."""
+    """A non-blocking stream per (device, calling thread, key), kept across calls."""
     import cupy
 
-    k = (cupy.cuda.Device().id, key)
+    k = (cupy.cuda.Device().id, threading.get_ident(), key)
     st = _streams.get(k)
     if st is None:
         st = _streams[k] = cupy.cuda.Stream(non_blocking=True)
@@ -135,26 +145,66 @@ def _stream(key):
 
 
 _pinned: dict = {}
+_pool = None
 
 
-def _upload_pinned(a: np.ndarray, stream, slot: int):
-    """a (uint8) on the device, copied through a pinned host buffer kept per (device, slot) and
-    grown as needed. The copy is asynchronous on stream; the buffer is reused only by a later
-    call, after this one's final synchronisation."""
+def _pinned_buffer(slot: int, n: int) -> np.ndarray:
+    """A pinned host buffer (uint8) of at least n bytes, kept per (device, calling thread, slot) and
+    grown as needed; reused only by a later call of the same thread, after that call's final
+    synchronisation."""
     import cupy
 
-    a = np.ascontiguousarray(a, np.uint8)
-    n = max(a.nbytes, 1)
-    key = (cupy.cuda.Device().id, slot)
+    key = (cupy.cuda.Device().id, threading.get_ident(), slot)
     buf = _pinned.get(key)
     if buf is None or buf.size < n:
         size = max(n, 1 << 20) * 5 // 4
         buf = _pinned[key] = np.frombuffer(cupy.cuda.alloc_pinned_memory(size), np.uint8, size)
-    h = buf[:n]
-    h[:a.nbytes] = a
+    return buf
+
+
+def _copy_pool():
+    global _pool
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _pool = ThreadPoolExecutor(max_workers=UPLOAD_THREADS, thread_name_prefix="gpuext-h2d")
+    return _pool
+
+
+def _stage(arrays, stream, slot: int, threaded: bool):
+    """The arrays (contiguous, any dtype) side by side in one device buffer (uint8), each at a
+    256-byte aligned offset and followed by at least 4 bytes of padding: copied into a pinned
+    buffer, in pieces of UPLOAD_PIECE bytes by the copy threads when threaded, each piece sent by
+    an asynchronous DMA on stream as soon as it is staged. Returns (device buffer, offsets,
+    futures); the copies are done when the futures are."""
+    import cupy
+
+    flat = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in arrays]
+    offs, n = [], 0
+    for a in flat:
+        offs.append(n)
+        n += (a.nbytes + 4 + 255) // 256 * 256   # >= 4 bytes of slack: the DP's word loads
+    n = max(n, 256)
+    buf = _pinned_buffer(slot, n)
     d = cupy.empty(n, np.uint8)
-    d.set(h, stream=stream)
-    return d
+    dev, h_ptr, d_ptr, s_ptr = cupy.cuda.Device().id, buf.ctypes.data, d.data.ptr, stream.ptr
+
+    def piece(a, o, lo, hi):
+        cupy.cuda.runtime.setDevice(dev)
+        np.copyto(buf[o + lo:o + hi], a[lo:hi])
+        cupy.cuda.runtime.memcpyAsync(d_ptr + o + lo, h_ptr + o + lo, hi - lo, 1, s_ptr)   # host to device
+
+    futs = []
+    if threaded:
+        pool = _copy_pool()
+        for a, o in zip(flat, offs):
+            for lo in range(0, a.nbytes, UPLOAD_PIECE):
+                futs.append(pool.submit(piece, a, o, lo, min(a.nbytes, lo + UPLOAD_PIECE)))
+    else:
+        for a, o in zip(flat, offs):
+            buf[o:o + a.nbytes] = a
+        cupy.cuda.runtime.memcpyAsync(d_ptr, h_ptr, n, 1, s_ptr)
+    return d, offs, futs
 
 
 def _w1_blocks() -> int:
@@ -163,197 +213,242 @@ def _w1_blocks() -> int:
     return b if b in (2, 3, 4) else W1_BLOCKS_PER_SM
 
 
+def _class_key(c: int) -> tuple[int, int]:
+    """(warps per job, ring lg or -1 for a ring in global memory) of launch class c."""
+    return (16, 4, 1)[c // 10], (SMEM_MAX_LG - c % 10 if c % 10 < 9 else -1)
+
+
+def _result(m: int, h: np.ndarray | None, coff, cigar) -> ResultBatch:
+    if h is None:
+        res = _reset_results(m)
+    else:
+        res = {name: (h[i] if i < 8 else h[i].astype(np.int8)) for i, name in enumerate(FIELDS)}
+    return ResultBatch(coff=coff, cigar=cigar.astype(np.uint32, copy=False), **res)
+
+
 def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatch:
     """Run the jobs job_idx (default: all) of the batch; rows of the result follow job_idx."""
     import cupy
 
     t_start = time.perf_counter()
-    job_idx = np.arange(batch.n) if job_idx is None else np.asarray(job_idx, np.int64)
+    job_idx = np.arange(batch.n, dtype=np.int64) if job_idx is None else np.asarray(job_idx, np.int64)
     m = len(job_idx)
     budget = default_gpu_mem() if gpu_mem is None else int(gpu_mem)
     s = batch.scoring
     q, e, q2, e2 = _swapped_gaps(s)
     mat = np.ascontiguousarray(s.mat, np.int8).reshape(-1)
-    qlen = np.diff(batch.qoff).astype(np.int32)[job_idx]
-    tlen = np.diff(batch.toff).astype(np.int32)[job_idx]
-    w = np.asarray(batch.w, np.int32)[job_idx]
-    flag = np.asarray(batch.flag, np.int32)[job_idx]
-    res = _reset_results(m)
     early_all = -int(mat[1:].min()) > 2 * (q + e)   # ksw2_extd2_sse.c:96-100 (min over mat[1..])
-    live = np.flatnonzero((qlen > 0) & (tlen > 0)) if not early_all else np.zeros(0, np.int64)
-    stats = {"jobs": m, "jobs_gpu": len(live), "chunks": 0, "t_dp": 0.0, "t_tb": 0.0}
+    stats = {"jobs": m, "jobs_gpu": 0, "chunks": 0, "t_dp": 0.0, "t_tb": 0.0}
     coff = np.zeros(m + 1, np.int64)
-    cigar = np.zeros(0, np.uint32)
-    if len(live):
-        nblk = _w1_blocks()
-        mod = load_module("ksw_extd2.cu")
-        k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
-                for nw in (1, 4, 16) for sm in (True, False)}
-        if nblk != W1_BLOCKS_PER_SM:
-            k_dp[(1, True)] = mod.get_function(f"ksw_extd2_dp_w1_smem_b{nblk}")
-        smem_per_block = SMEM_PER_SM // nblk - 1024
-        k_tb = mod.get_function("ksw_extd2_tb")
-        k_pack = mod.get_function("ksw_extd2_pack")
-        i32 = np.int32
-        t0 = time.perf_counter()
-        # sizes without a device pass: ksw2's own direction allocation bounds the compact layout
-        # (every anti-diagonal's aligned width is <= n_col*16), and n_col*16 bounds the band
-        dir_bytes, width = _bounds(qlen, tlen, w)
-        score_only = (flag & KSW_EZ_SCORE_ONLY) != 0
-        lg = _ring_lg(width)
-        need = _job_bytes(qlen, tlen, dir_bytes, lg, score_only)
-        cells = band_cells(qlen, tlen, w)
-        order = live[np.argsort(-cells[live], kind="stable")]
-        steps = (width + 127) // 128
-        big = cells > BIG_JOB_SHARE * cells[live].sum()
-        team = np.where(big & (steps >= 24), 16, np.where(big & (steps >= 6), 4, 1))
-        stats["jobs_per_team_size"] = {int(t): int((team[live] == t).sum()) for t in (1, 4, 16)}
+    if m == 0 or early_all:   # every job returns ksw_reset_extz's values
+        last_stats.clear()
+        last_stats.update(stats, t_total=time.perf_counter() - t_start)
+        return _result(m, None, coff, np.zeros(0, np.uint32))
+    nblk = _w1_blocks()
+    mod = load_module("ksw_extd2.cu")
+    k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
+            for nw in (1, 4, 16) for sm in (True, False)}
+    if nblk != W1_BLOCKS_PER_SM:
+        k_dp[(1, True)] = mod.get_function(f"ksw_extd2_dp_w1_smem_b{nblk}")
+    smem_per_block = SMEM_PER_SM // nblk - 1024
+    # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
+    lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
+    k_plan, k_class, k_off = (mod.get_function(f"ksw_extd2_{x}") for x in ("plan", "class", "offsets"))
+    k_tb = mod.get_function("ksw_extd2_tb")
+    k_pack = mod.get_function("ksw_extd2_pack")
+    i32, i64 = np.int32, np.int64
+    main, up = _stream("main"), _stream("upload")
+    t0 = time.perf_counter()
+    futs = []
+    try:
+        # the sequences: staged by the copy threads, sent on the upload stream while the device
+        # plans the call (the DP waits for them)
+        d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
+        d_qseq, d_tseq = d_seq[soff[0]:], d_seq[soff[1]:]
+        # the per-job inputs as the batch holds them (the plan kernel gathers job_idx)
+        ins = [job_idx, np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
+              [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat]
+        d_in, ioff, _ = _stage(ins, main, 1, threaded=False)
+        d_jidx, d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:3], ins[:3]))
+        d_wb, d_zdb, d_ebb, d_flb = (d_in[o:o + a.nbytes].view(i32) for o, a in zip(ioff[3:7], ins[3:7]))
+        d_mat = d_in[ioff[7]:ioff[7] + mat.nbytes].view(np.int8)
+        with main:
+            d32 = cupy.empty((9, m), i32)    # qlen tlen w zdrop end_bonus flag ring_lg width class
+            d64 = cupy.empty((6, m), i64)    # qst tst dir_off doff_off cig_off ring_off
+            d_sz = cupy.empty((6, m), i64)   # need dir_bytes n_doff n_cig ring_bytes cells
+            d_res = cupy.empty((11, m), i32)  # the ksw_extz_t fields (FIELDS order), CIGAR length
+            d_tot = cupy.zeros(3, np.uint64)  # live cells, live jobs, their device bytes
+            d_key = cupy.empty(m, i64)
+            grid = ((m + 255) // 256,)
+            k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
+                                  d_sz, d_res, d_tot))
+            k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), d_key))
+        d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
+        d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
+        d_ncig = d_res[10]
+
+        def plan_chunk(sub):
+            """Launch order (class, then cells, largest first) and arena offsets of the jobs sub
+            (all jobs when None; those that do not run come last), and the summary: jobs per
+            class, arena sizes (cumulative over the 4 rows), tot."""
+            with main:
+                perm = cupy.argsort(d_key if sub is None else d_key[sub])
+                lst = perm if sub is None else sub[perm]
+                n = len(lst)
+                szl = cupy.ascontiguousarray(d_sz[1:5][:, lst])
+                cs = cupy.cumsum(szl.reshape(-1))
+                lst32 = cupy.empty(n, i32)
+                hist = cupy.zeros(KSW_NCLS, np.uint64)
+                k_off(((n + 255) // 256,), (256,), (i32(n), lst, cs, szl, d64, d32, i32(m), lst32, hist))
+                summ = cupy.concatenate([hist.astype(i64), cs[n - 1::n], d_tot.astype(i64)])
+                return lst32, cupy.asnumpy(summ, stream=main)
+
+        lst32, summ = plan_chunk(None)
         stats["t_plan"] = time.perf_counter() - t0
-        main = _stream("main")
-        with main:
-            # whole-call device arrays, indexed by local job number 0..m-1; the sequences go
-            # through a pinned staging buffer (asynchronous DMA at full bus speed)
-            d_qseq = _upload_pinned(batch.qseq, main, 0)
-            d_tseq = _upload_pinned(batch.tseq, main, 1)
-            h32 = np.stack([qlen, tlen, w, np.asarray(batch.zdrop, np.int32)[job_idx],
-                            np.asarray(batch.end_bonus, np.int32)[job_idx], flag, lg.astype(np.int32)])
-            d32 = cupy.asarray(h32)
-            d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
-            d_mat = cupy.asarray(mat)
-            d_res = cupy.zeros(10 * m, np.int32)
-        qst = np.asarray(batch.qoff, np.int64)[job_idx]
-        tst = np.asarray(batch.toff, np.int64)[job_idx]
-        stats["t_prep"] = time.perf_counter() - t0
-        chunk_out = []   # (jobs of the chunk, ncig per job of the call, packed CIGARs in job order)
-        pos = 0
-        while pos < len(order):
-            csum = np.cumsum(need[order[pos:]])
-            cnt = max(1, int(np.searchsorted(csum, budget, side="right")))
-            chunk = order[pos:pos + cnt]
-            pos += cnt
-            stats["chunks"] += 1
-            # arenas and per-job offsets of this chunk
-            db = np.where(score_only[chunk], 0, dir_bytes[chunk])
-            diag = (qlen[chunk] + tlen[chunk]).astype(np.int64)
-            ring = np.where(lg[chunk] > SMEM_MAX_LG, RING_BYTES_PER_SLOT << lg[chunk].astype(np.int64), 0)
-            h64 = np.zeros((6, m), np.int64)
-            h64[0], h64[1] = qst, tst
-            sizes = []
-            for row, size in enumerate((db, diag, diag + 2, ring), start=2):
-                h64[row, chunk] = np.cumsum(size) - size
-                sizes.append(int(size.sum()))
-            t_c = time.perf_counter()
-            # launch classes (warps per job, ring in shared memory or not), largest jobs first
-            classes = {}
-            for nw in np.unique(team[chunk]):
-                for L in np.unique(lg[chunk][team[chunk] == nw]):
-                    sel = chunk[(lg[chunk] == L) & (team[chunk] == nw)]
-                    key = (int(nw), int(L) if L <= SMEM_MAX_LG else -1)
-                    classes.setdefault(key, []).append(sel)
-            plan = []
-            for key, parts in sorted(classes.items(), key=lambda kv: (-kv[0][0], -kv[0][1])):
-                sel = np.concatenate(parts)
-                plan.append((key, sel[np.argsort(-cells[sel], kind="stable")]))
-            lists = np.concatenate([p[1] for p in plan]).astype(np.int32)
+        nlive, need_all = int(summ[KSW_NCLS + 5]), int(summ[KSW_NCLS + 6])
+        stats["jobs_gpu"] = nlive
+        h_all = None
+        chunk_out = []   # (ncig per job of the call, packed CIGARs in job order) per chunk
+        if nlive:
+            if need_all <= budget:
+                chunks = [None]
+            else:   # chunks of the jobs in order of cells, largest first, that fit the budget
+                with main:
+                    order = cupy.argsort(-d_sz[5])
+                    csum = cupy.asnumpy(cupy.cumsum(d_sz[0][order]), stream=main)[:nlive]
+                chunks, pos = [], 0
+                while pos < nlive:
+                    base = int(csum[pos - 1]) if pos else 0
+                    cnt = max(1, int(np.searchsorted(csum[pos:], base + budget, side="right")))
+                    chunks.append((pos, pos + cnt))
+                    pos += cnt
+            t_w = time.perf_counter()
+            for f in futs:
+                f.result()
+            futs = []
+            ev_seq = up.record()
+            stats["t_h2d_wait"] = time.perf_counter() - t_w
+            stats["t_prep"] = time.perf_counter() - t0
+            for ci, ch in enumerate(chunks):
+                t_c = time.perf_counter()
+                if ch is not None:
+                    lst32, summ = plan_chunk(order[ch[0]:ch[1]])
+                    if ci:
+                        with main:
+                            d_ncig.fill(0)   # jobs of earlier chunks: no CIGAR in this chunk's packing
+                stats["chunks"] += 1
+                cnt = summ[:KSW_NCLS - 1]
+                cum = summ[KSW_NCLS:KSW_NCLS + 4]
+                sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
+                for nw in (1, 4, 16):
+                    stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
+                for c in np.flatnonzero(cnt):
+                    stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
+                with main:
+                    d_dir = cupy.empty(max(sizes[0], 16), np.uint8)
+                    d_doff = cupy.empty(max(sizes[1], 1), np.uint32)
+                    d_cig = cupy.empty(max(sizes[2], 1), np.uint32)
+                    d_ring = cupy.empty(max(sizes[3], 16), np.uint8)
+                    main.wait_event(ev_seq)
+                    ev_in = main.record()
+                stats["t_chunk_plan"] = stats.get("t_chunk_plan", 0.0) + time.perf_counter() - t_c
+                ev = []
+                off = 0
+                for c in np.flatnonzero(cnt):
+                    key = _class_key(int(c))
+                    nw, L = key
+                    smem = L >= 0
+                    fn = k_dp[(nw, smem)]
+                    if nw > 1:   # one job per block
+                        tpb, shm = 32 * nw, (RING_BYTES_PER_SLOT << L) if smem else 0
+                    elif smem:   # several jobs per block, a warp each
+                        tpb = 32 * max(1, min(8, smem_per_block // (RING_BYTES_PER_SLOT << L)))
+                        shm = tpb // 32 * (RING_BYTES_PER_SLOT << L)
+                    else:
+                        tpb, shm = 32 * GMEM_WARPS_PER_BLOCK, 0
+                    if shm > 48 * 1024:
+                        fn.max_dynamic_shared_size_bytes = shm
+                    jobs_per_block = tpb // (32 * nw)
+                    n = int(cnt[c])
+                    d_sel = lst32[off:off + n]
+                    off += n
+                    st = _stream(key)
+                    st.wait_event(ev_in)
+                    with st:
+                        ev_a = st.record()
+                        fn(((n + jobs_per_block - 1) // jobs_per_block,), (tpb,),
+                           (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
+                            d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
+                            d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m)),
+                           shared_mem=shm)
+                        ev_b = st.record()
+                        # the backtrack of this class right away: it overlaps the other classes' DP
+                        k_tb(((n + 3) // 4,), (128,),
+                             (d_sel, i32(n), d_qlen, d_tlen, d_w, d_eb, d_flag, d_diroff, d_dir, d_doffoff,
+                              d_doff, d_cigoff, d_cig, d_ncig, d_res, i32(m)))
+                        ev_c = st.record()
+                        main.wait_event(ev_c)
+                    ev.append((ev_a, ev_b, ev_c, key, n))
+                t_launched = time.perf_counter()
+                last = ci == len(chunks) - 1
+                with main:
+                    # CIGARs of the chunk packed in job order (jobs outside the chunk have ncig 0)
+                    cn = d_ncig.astype(i64)
+                    d_out_off = cupy.cumsum(cn) - cn
+                    d_out = cupy.empty(max(sizes[2], 1), np.uint32)
+                    k_pack(((off + 127) // 128,), (128,),
+                           (lst32, i32(off), d_flag, d_cigoff, d_cig, d_ncig, d_out_off, d_out))
+                    if last:   # the result fields and the CIGAR lengths in one read-back
+                        h_all = cupy.asnumpy(d_res, stream=main)
+                        h_ncig = h_all[10]
+                    else:
+                        h_ncig = cupy.asnumpy(d_ncig, stream=main)
+                    total = int(h_ncig.sum(dtype=i64))
+                    h_out = cupy.asnumpy(d_out[:total], stream=main)
+                stats["t_wait"] = stats.get("t_wait", 0.0) + time.perf_counter() - t_launched
+                stats["t_dp"] += max(cupy.cuda.get_elapsed_time(ev_in, x[1]) for x in ev) / 1e3
+                stats["t_tb"] += max(cupy.cuda.get_elapsed_time(x[1], x[2]) for x in ev) / 1e3
+                stats["t_gpu"] = stats.get("t_gpu", 0.0) + max(cupy.cuda.get_elapsed_time(ev_in, x[2])
+                                                                 for x in ev) / 1e3
+                # per launch class: (warps per job, ring log2 or -1 for global, jobs, DP ms, backtrack ms)
+                stats.setdefault("classes", []).extend(
+                    (k[0], k[1], n, cupy.cuda.get_elapsed_time(a, b), cupy.cuda.get_elapsed_time(b, c))
+                    for a, b, c, k, n in ev)
+                chunk_out.append((h_ncig.astype(i64), h_out))
+                del d_dir, d_doff, d_cig, d_ring, d_out
+        else:
             with main:
-                d64 = cupy.asarray(h64)
-                d_lists = cupy.asarray(lists)
-                d_dir = cupy.empty(max(sizes[0], 16), np.uint8)
-                d_doff = cupy.empty(max(sizes[1], 1), np.uint32)
-                d_cig = cupy.empty(max(sizes[2], 1), np.uint32)
-                d_ring = cupy.empty(max(sizes[3], 16), np.uint8)
-                d_ncig = cupy.zeros(m, np.int32)
-                ev_in = main.record()
-            d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
-            stats["t_chunk_plan"] = stats.get("t_chunk_plan", 0.0) + time.perf_counter() - t_c
-            ev = []
-            off = 0
-            for key, sel in plan:
-                nw, L = key
-                smem = L >= 0
-                fn = k_dp[(nw, smem)]
-                if nw > 1:   # one job per block
-                    tpb, shm = 32 * nw, (RING_BYTES_PER_SLOT << L) if smem else 0
-                elif smem:   # several jobs per block, a warp each
-                    tpb = 32 * max(1, min(8, smem_per_block // (RING_BYTES_PER_SLOT << L)))
-                    shm = tpb // 32 * (RING_BYTES_PER_SLOT << L)
-                else:
-                    tpb, shm = 32 * GMEM_WARPS_PER_BLOCK, 0
-                if shm > 48 * 1024:
-                    fn.max_dynamic_shared_size_bytes = shm
-                jobs_per_block = tpb // (32 * nw)
-                n = len(sel)
-                d_sel = d_lists[off:off + n]
-                off += n
-                st = _stream(key)
-                st.wait_event(ev_in)
-                with st:
-                    ev_a = st.record()
-                    fn(((n + jobs_per_block - 1) // jobs_per_block,), (tpb,),
-                       (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
-                        d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
-                        d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m)),
-                       shared_mem=shm)
-                    ev_b = st.record()
-                    # the backtrack of this class right away: it overlaps the other classes' DP
-                    k_tb(((n + 3) // 4,), (128,),
-                         (d_sel, i32(n), d_qlen, d_tlen, d_w, d_eb, d_flag, d_diroff, d_dir, d_doffoff,
-                          d_doff, d_cigoff, d_cig, d_ncig, d_res, i32(m)))
-                    ev_c = st.record()
-                    main.wait_event(ev_c)
-                ev.append((ev_a, ev_b, ev_c, key, n))
-            t_launched = time.perf_counter()
-            with main:
-                # CIGARs of the chunk packed in job order (jobs outside the chunk have ncig 0)
-                cn = d_ncig.astype(np.int64)
-                d_out_off = cupy.cumsum(cn) - cn
-                d_out = cupy.empty(max(sizes[2], 1), np.uint32)
-                nc = len(chunk)
-                d_chunk = d_lists  # every job of the chunk, in some order
-                k_pack(((nc + 127) // 128,), (128,),
-                       (d_chunk, i32(nc), d_flag, d_cigoff, d_cig, d_ncig, d_out_off, d_out))
-                h_ncig = cupy.asnumpy(d_ncig, stream=main)   # waits for the chunk's work
-                total = int(h_ncig.sum())
-                h_out = cupy.asnumpy(d_out[:total], stream=main)
-            stats["t_wait"] = stats.get("t_wait", 0.0) + time.perf_counter() - t_launched
-            stats["t_dp"] += max(cupy.cuda.get_elapsed_time(ev_in, x[1]) for x in ev) / 1e3
-            stats["t_tb"] += max(cupy.cuda.get_elapsed_time(x[1], x[2]) for x in ev) / 1e3
-            stats["t_gpu"] = stats.get("t_gpu", 0.0) + max(cupy.cuda.get_elapsed_time(ev_in, x[2])
-                                                             for x in ev) / 1e3
-            # per launch class: (warps per job, ring log2 or -1 for global, jobs, DP ms, backtrack ms)
-            stats.setdefault("classes", []).extend(
-                (k[0], k[1], n, cupy.cuda.get_elapsed_time(a, b), cupy.cuda.get_elapsed_time(b, c))
-                for a, b, c, k, n in ev)
-            chunk_out.append((chunk, h_ncig, h_out))
-            del d_dir, d_doff, d_cig, d_ring, d_out
-        with main:
-            h_res = cupy.asnumpy(d_res, stream=main).reshape(10, m)
-        for i, name in enumerate(FIELDS):
-            res[name][live] = h_res[i][live].astype(res[name].dtype)
-        t1 = time.perf_counter()
-        if len(chunk_out) == 1:
-            ncig = chunk_out[0][1].astype(np.int64)
-            np.cumsum(ncig, out=coff[1:])
-            cigar = chunk_out[0][2]
-        else:   # chunk c holds its jobs' CIGARs in job order: gather them
-            ncig = np.zeros(m, np.int64)
-            src_start = np.zeros(m, np.int64)
-            base = 0
-            for chunk, h_ncig, h_out in chunk_out:
-                cn = h_ncig.astype(np.int64)
-                ncig[chunk] = cn[chunk]
-                src_start[chunk] = base + (np.cumsum(cn) - cn)[chunk]
-                base += len(h_out)
-            np.cumsum(ncig, out=coff[1:])
-            total = int(coff[-1])
-            allc = np.concatenate([c[2] for c in chunk_out])
-            gather = np.repeat(src_start - coff[:-1], ncig) + np.arange(total, dtype=np.int64)
-            cigar = allc[gather] if total else np.zeros(0, np.uint32)
-        stats["t_post"] = time.perf_counter() - t1
+                h_all = cupy.asnumpy(d_res, stream=main)
+    finally:
+        for f in futs:   # the pinned buffer must not be reused while a copy thread still writes
+            f.result()
+        up.synchronize()
+    t1 = time.perf_counter()
+    if len(chunk_out) == 1:
+        np.cumsum(chunk_out[0][0], out=coff[1:])
+        cigar = chunk_out[0][1]
+    elif chunk_out:   # chunk c holds its jobs' CIGARs in job order (others have ncig 0): gather them
+        ncig = np.zeros(m, i64)
+        src_start = np.zeros(m, i64)
+        base = 0
+        for cn, h_out in chunk_out:
+            mine = cn > 0
+            ncig[mine] = cn[mine]
+            src_start[mine] = base + (np.cumsum(cn) - cn)[mine]
+            base += len(h_out)
+        np.cumsum(ncig, out=coff[1:])
+        total = int(coff[-1])
+        allc = np.concatenate([c[1] for c in chunk_out])
+        gather = np.repeat(src_start - coff[:-1], ncig) + np.arange(total, dtype=i64)
+        cigar = allc[gather] if total else np.zeros(0, np.uint32)
+    else:
+        cigar = np.zeros(0, np.uint32)
+    out = _result(m, h_all, coff, cigar)
+    stats["t_post"] = time.perf_counter() - t1
     stats["t_total"] = time.perf_counter() - t_start
     last_stats.clear()
     last_stats.update(stats)
-    return ResultBatch(coff=coff, cigar=cigar.astype(np.uint32, copy=False), **res)
+    return out
 
 
 __all__ = ["supports", "run", "default_gpu_mem", "REJECT_KERNEL", "REJECT_MEMORY", "REASONS"]

@@ -14,6 +14,8 @@
 //   ksw_extd2_dp_w*_*   1, 4 or 16 warps per job; state ring in shared (smem) or global (gmem) memory
 //   ksw_extd2_tb        one warp per job: start cell choice and ksw_backtrack
 //   ksw_extd2_pack      one thread per job: CIGAR copy, reversed unless KSW_EZ_REV_CIGAR
+//   ksw_extd2_plan, ksw_extd2_class, ksw_extd2_offsets
+//                       one thread per job: sizes, launch class, sort key and arena offsets
 //
 // Every job of a launch uses the same scoring (the batch's), already gap-piece swapped by the
 // launcher exactly like ksw2_extd2_sse.c:78. Jobs with qlen <= 0 or tlen <= 0, and batches whose
@@ -120,6 +122,17 @@ __device__ __forceinline__ Ring make_ring(ku8* base, int lg)
 }
 
 __device__ __forceinline__ ku32 ld4(const ku8* p) { return *(const ku32*)p; }
+
+// p[0..3] from any alignment (byte b = p[b]) with aligned word loads: reads up to 3 bytes before p
+// (never before the 256-aligned sequence buffer) and up to 3 after p+3 (the launcher pads the
+// buffer's arrays by at least 4 bytes)
+__device__ __forceinline__ ku32 ldu4(const ku8* p)
+{
+	const size_t a = (size_t)p;
+	const ku32* w = (const ku32*)(a & ~(size_t)3);
+	const ku32 k = (ku32)(a & 3), lo = w[0], hi = k ? w[1] : 0u;
+	return __byte_perm(lo, hi, 0x3210u + 0x1111u * k);
+}
 __device__ __forceinline__ void st4(ku8* p, ku32 v) { *(ku32*)p = v; }
 
 // The score of slot t on anti-diagonal r as the non-generic store of lines 166-180 computes it,
@@ -180,7 +193,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 	if (q2 + e2 + long_thres * e2 > q + e + long_thres * e) ++long_thres;
 	const int long_diff = long_thres * (e - e2) - (q2 - q) - e2;
 	const ku32 Q4 = rep4(q), Q24 = rep4(q2), QE4 = rep4(qe), QE24 = rep4(qe2), MCH4 = rep4(sc_mch);
-	const ku32 FILL1 = rep4(-qe), FILL2 = rep4(-qe2);
+	const ku32 FILL1 = rep4(-qe), FILL2 = rep4(-qe2), MIS4 = rep4(sc_mis), SCN4 = rep4(sc_N);
 
 	// ksw_reset_extz
 	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
@@ -267,7 +280,12 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
 			const ku32 Xs = (X << 8) | (Xp >> 24), Vs = (V << 8) | (Vp >> 24), X2s = (X2 << 8) | (X2p >> 24);
 			// this anti-diagonal's scores; other slots keep the stale s[] (spec §1.8 item 3)
-			if (!generic) {
+			if (!generic && t0 >= st0 && t0 + 3 <= send && t0 + 3 <= r && t0 + 3 < tlen) {
+				// four in-matrix slots: T[t0..t0+3] and Q[r-t0..r-t0-3] as words, compared per byte
+				const ku32 tw = ldu4(T + t0), qw = __byte_perm(ldu4(Q + (r - t0 - 3)), 0u, 0x0123);
+				const ku32 nn = __vcmpeq4(tw, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
+				S = sel4(nn, SCN4, sel4(__vcmpeq4(tw, qw), MCH4, MIS4));
+			} else if (!generic) {
 #pragma unroll
 				for (int b = 0; b < 4; ++b) {
 					const int t = t0 + b;
@@ -565,4 +583,137 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 		for (int i = 0; i < n; ++i) dst[i] = src[i];
 	else
 		for (int i = 0; i < n; ++i) dst[i] = src[n - 1 - i];
+}
+
+// ---- planning (no host pass over the jobs) -----------------------------------------------------
+// ksw_extd2_plan: one thread per job k of the call (batch job jidx[k]). Gathers the per-job
+// inputs, sizes the job from ksw2's own direction allocation (ksw2_extd2_sse.c:94, 122:
+// (qlen+tlen-1)*n_col*16 bytes bound the compact direction bytes, n_col*16 the widest aligned
+// band, which sizes the ring: a power of two >= width + 32 and >= 64), counts its band cells
+// (|i-j| <= w, closed form), writes ksw_reset_extz's values as its result (kept by jobs that never
+// reach the DP: qlen or tlen <= 0, or dead_all, the matrix early return of line 100) and adds
+// the live jobs' cells, count and device bytes to tot[0..2].
+//   o32 rows: qlen tlen w zdrop end_bonus flag ring_lg width class   (class: ksw_extd2_class)
+//   o64 rows: qst tst dir_off doff_off cig_off ring_off              (offsets: ksw_extd2_offsets)
+//   sz rows:  need dir_bytes n_diag+1 n_diag+3 ring_bytes cells       (cells -1 for dead jobs;
+//             the sizes are in bytes, uint32 words, uint32 words and bytes)
+#define KSW_SMEM_MAX_LG 14
+#define KSW_NCLS 31  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), + dead jobs
+
+__device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
+{  // cells with col - row > w in an a-row x b-column matrix
+	ki64 k = b - w - 1;
+	if (k < 0) k = 0;
+	const ki64 rows = a < k ? a : k;
+	return rows * k - rows * (rows - 1) / 2;
+}
+
+__device__ __forceinline__ ki64 warp_sum64(ki64 v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(KSW_FULL_MASK, v, o);
+	return v;
+}
+
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
+	int m, const ki64* __restrict__ jidx, const ki64* __restrict__ qoff, const ki64* __restrict__ toff,
+	const int* __restrict__ wv, const int* __restrict__ zdv, const int* __restrict__ ebv, const int* __restrict__ flv,
+	int dead_all, int* __restrict__ o32, ki64* __restrict__ o64, ki64* __restrict__ sz, int* __restrict__ res,
+	unsigned long long* __restrict__ tot)
+{
+	const int k = blockIdx.x * blockDim.x + threadIdx.x;
+	ki64 cells = 0, need = 0, live = 0;
+	if (k < m) {
+		const ki64 b = jidx[k];
+		const ki64 qs = qoff[b], ts = toff[b], q = qoff[b + 1] - qs, t = toff[b + 1] - ts;
+		const int w = wv[b], fl = flv[b];
+		live = !dead_all && q > 0 && t > 0;
+		ki64 db = 0, diag = 0, ring = 0, width = 0;
+		int lg = 6;
+		if (live) {
+			const ki64 ww = w < 0 ? (q > t ? q : t) : (ki64)w;
+			ki64 mn = q < t ? q : t;
+			if (ww + 1 < mn) mn = ww + 1;
+			const ki64 n_col = (mn + 15) / 16 + 1;
+			width = n_col * 16;
+			const ki64 rn = width + 32 > 64 ? width + 32 : 64;
+			lg = 64 - __clzll(rn - 1);
+			db = (fl & KSW_EZ_SCORE_ONLY) ? 0 : (q + t - 1) * n_col * 16;
+			diag = q + t;
+			ring = lg > KSW_SMEM_MAX_LG ? (ki64)RING_BYTES_PER_SLOT << lg : 0;
+			need = db + 4 * diag + 4 * (diag + 2) + ring + 64;
+			cells = q * t - outside_band(t, q, ww) - outside_band(q, t, ww);
+		}
+		o32[0 * m + k] = (int)q, o32[1 * m + k] = (int)t, o32[2 * m + k] = w, o32[3 * m + k] = zdv[b];
+		o32[4 * m + k] = ebv[b], o32[5 * m + k] = fl, o32[6 * m + k] = lg, o32[7 * m + k] = (int)width;
+		o64[0 * m + k] = qs, o64[1 * m + k] = ts;
+		sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = live ? diag : 0;
+		sz[3 * (ki64)m + k] = live ? diag + 2 : 0, sz[4 * (ki64)m + k] = ring, sz[5 * (ki64)m + k] = live ? cells : -1;
+		// ksw_reset_extz (ksw2.h:164-169); row 10 is the CIGAR length
+		res[RF_MAX * m + k] = 0, res[RF_MAX_Q * m + k] = -1, res[RF_MAX_T * m + k] = -1;
+		res[RF_MQE * m + k] = KSW_NEG_INF, res[RF_MQE_T * m + k] = -1, res[RF_MTE * m + k] = KSW_NEG_INF;
+		res[RF_MTE_Q * m + k] = -1, res[RF_SCORE * m + k] = KSW_NEG_INF, res[RF_ZDROPPED * m + k] = 0;
+		res[RF_REACH_END * m + k] = 0, res[10 * m + k] = 0;
+	}
+	cells = warp_sum64(cells), live = warp_sum64(live), need = warp_sum64(need);
+	if ((threadIdx.x & 31) == 0 && live) {
+		atomicAdd(tot + 0, (unsigned long long)cells);
+		atomicAdd(tot + 1, (unsigned long long)live);
+		atomicAdd(tot + 2, (unsigned long long)need);
+	}
+}
+
+// ksw_extd2_class: launch class and sort key of each job. A job with more than big_share of the
+// call's cells is on the critical path and gets 4 or 16 warps when its band is wide enough; the
+// rest get one warp. One-warp jobs with a ring below 2^lfloor slots run in rings of 2^lfloor
+// (the ring size of a block of 8 such warps; a larger ring only moves the slots, not the values).
+// class = 10 * (0, 1, 2 for 16, 4, 1 warps) + (14 - ring lg, or 9 for a ring in global memory);
+// KSW_NCLS - 1 for jobs that do not run. key: the class, then the band cells, largest first.
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, const ki64* __restrict__ sz, int* __restrict__ o32,
+																  const unsigned long long* __restrict__ tot,
+																  double big_share, int lfloor, ki64* __restrict__ key)
+{
+	const int k = blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= m) return;
+	const ki64 cells = sz[5 * (ki64)m + k];
+	int cls = KSW_NCLS - 1;
+	if (cells >= 0) {
+		const int lg = o32[6 * m + k], width = o32[7 * m + k];
+		const bool big = (double)cells > big_share * (double)tot[0];
+		const int steps = (width + 127) / 128;
+		const int team = big && steps >= 24 ? 16 : big && steps >= 6 ? 4 : 1;
+		const bool smem = lg <= KSW_SMEM_MAX_LG;
+		const int L = team == 1 && smem && lg < lfloor ? lfloor : lg;
+		cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
+	}
+	o32[8 * m + k] = cls;
+	const ki64 CM = (1LL << 40) - 1;
+	const ki64 c = cells < 0 ? 0 : cells > CM ? CM : cells;
+	key[k] = ((ki64)cls << 40) | (CM - c);
+}
+
+// ksw_extd2_offsets: the jobs lst[0..n) of a chunk, in launch order, get their arena offsets:
+// szl is sz rows 1..4 gathered in lst order (4 x n) and cs its inclusive prefix sum over the
+// flattened array; also lst as int32 and the per-class job counts (hist, zeroed by the caller).
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_offsets(int n, const ki64* __restrict__ lst, const ki64* __restrict__ cs,
+																	const ki64* __restrict__ szl, ki64* __restrict__ o64,
+																	const int* __restrict__ o32, int m, int* __restrict__ lst32,
+																	unsigned long long* __restrict__ hist)
+{
+	__shared__ unsigned int h[32];
+	if (threadIdx.x < 32) h[threadIdx.x] = 0;
+	__syncthreads();
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) {
+		const ki64 j = lst[i];
+		lst32[i] = (int)j;
+#pragma unroll
+		for (int r = 0; r < 4; ++r) {
+			const ki64 f = (ki64)r * n + i;
+			o64[(2 + r) * (ki64)m + j] = cs[f] - szl[f] - (r > 0 ? cs[(ki64)r * n - 1] : 0);
+		}
+		atomicAdd(&h[o32[8 * m + j]], 1u);
+	}
+	__syncthreads();
+	if (threadIdx.x < KSW_NCLS && h[threadIdx.x]) atomicAdd(hist + threadIdx.x, (unsigned long long)h[threadIdx.x]);
 }
