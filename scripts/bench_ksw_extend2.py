@@ -4,7 +4,8 @@
 Cells are the DP cells ksw_extend2 computes (the sum of end - beg over the rows it runs; the same
 for both sides). The GPU time is the wall time of gpuext.backends.cuda.ksw_extend2.run: H2D copies,
 the kernels and the D2H copies included (the kernel build is excluded by a warm-up call); the best
-of --repeat runs. The CPU time is gpuext._native.bwa.extend2 (BWA 0.7.18's ksw.c, unchanged) on
+of --repeat runs, with its split (host preparation, uploads, kernels, D2H); a second set of runs
+with run(split=True) uploads everything first and so times the kernels alone. The CPU time is gpuext._native.bwa.extend2 (BWA 0.7.18's ksw.c, unchanged) on
 one thread per core. The jobs are validated once (supports()) outside both timings. Every output of both sides is compared with BWA's own (from the dump).
 
 Dumps: --dump FILE (repeatable), or --make PRESET:N (repeatable) to simulate N reads from the
@@ -63,7 +64,7 @@ def make_dump(spec: str, work: Path, threads: int, mean_len: int) -> Path:
     return dump
 
 
-def bench(path: Path, threads: int, repeat: int, mode: str) -> float:
+def bench(path: Path, threads: int, repeat: int, mode: str, uploads: list[str]) -> float:
     import cupy
 
     from gpuext._native import bwa
@@ -79,26 +80,39 @@ def bench(path: Path, threads: int, repeat: int, mode: str) -> float:
           f"qlen p50/max {int(np.median(qlen))}/{qlen.max()}, tlen max {sub.tlen().max()}")
     dev = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
     gpu.run(sub, np.arange(min(sub.n, 64)), mode=mode)  # kernel build + warm-up
-    best, got = None, None
-    for _ in range(max(1, repeat)):
-        cupy.cuda.Device().synchronize()
-        t = time.perf_counter()
-        got = gpu.run(sub, mode=mode)
-        dt = time.perf_counter() - t
-        best = dt if best is None else min(best, dt)
-    st = dict(gpu.last_stats)
-    cells = int(st["cells"].sum())
-    print(f"  GPU ({dev}, {mode}): {best:.4f} s, {cells / best / 1e9:.1f} G cells/s "
-          f"({cells / 1e9:.3f} G cells; kernels {st['t_kernel']:.4f} s, H2D {st['t_h2d']:.4f} s, "
-          f"classes {st['classes']})")
+
+    def timed(split: bool):
+        best, got, st = None, None, None
+        for _ in range(max(1, repeat)):
+            cupy.cuda.Device().synchronize()
+            t = time.perf_counter()
+            out = gpu.run(sub, mode=mode, split=split)
+            dt = time.perf_counter() - t
+            if best is None or dt < best:
+                best, got, st = dt, out, dict(gpu.last_stats)
+        return best, got, st
+
+    got, best_all, bad_split = None, None, 0
+    for up in uploads:
+        os.environ["GPUEXT_KSW2_UPLOAD"] = up
+        best, got, st = timed(False)
+        cells = int(st["cells"].sum())
+        print(f"  GPU ({dev}, {mode}, {up} upload): {best:.4f} s end to end, {cells / best / 1e9:.1f} G cells/s "
+              f"({cells / 1e9:.3f} G cells; prep {st['t_prep']:.4f}, uploads+launch {st['t_h2d']:.4f}, "
+              f"wait {st['t_kernel']:.4f}, D2H {st['t_d2h']:.4f} s; {st['chunks']} chunks)")
+        best_all = best if best_all is None else min(best_all, best)
+        ks, got_split, sk = timed(True)
+        bad_split += len(ref.mismatches(got_split))
+        print(f"    split: uploads {sk['t_h2d']:.4f} s, kernels alone {sk['t_kernel']:.4f} s "
+              f"({cells / sk['t_kernel'] / 1e9:.1f} G cells/s), total {ks:.4f} s; classes {sk['classes']}")
     t = time.perf_counter()
     cpu = bwa.extend2(sub, n_threads=threads, check=False)  # validated by supports() above
     ct = time.perf_counter() - t
     print(f"  CPU (BWA ksw_extend2, {threads} threads): {ct:.4f} s, {cells / ct / 1e9:.2f} G cells/s")
     d_gpu, d_cpu = ref.mismatches(got), ref.mismatches(cpu)
-    print(f"  mismatches vs BWA: GPU {len(d_gpu)}, CPU {len(d_cpu)}")
-    print(f"  speedup GPU/CPU: {ct / best:.1f}x")
-    return ct / best if not len(d_gpu) else 0.0
+    print(f"  mismatches vs BWA: GPU {len(d_gpu)} (split runs {bad_split}), CPU {len(d_cpu)}")
+    print(f"  speedup GPU/CPU: {ct / best_all:.1f}x end to end, {ct / sk['t_kernel']:.1f}x kernels alone")
+    return ct / best_all if not len(d_gpu) and not bad_split else 0.0
 
 
 def main() -> int:
@@ -109,6 +123,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=os.cpu_count(), help="CPU threads [all cores]")
     ap.add_argument("--repeat", type=int, default=3, help="GPU timings (the best is reported) [3]")
     ap.add_argument("--mode", default="auto", choices=("auto", "thread", "warp"), help="GPU kernel choice [auto]")
+    ap.add_argument("--upload", action="append", default=[], choices=("pinned", "pageable"),
+                    help="host-to-device path(s) to time (repeatable) [pinned]")
     ap.add_argument("--workdir", help="where --make writes (default: a temporary folder)")
     a = ap.parse_args()
     work = Path(a.workdir or tempfile.mkdtemp(prefix="bench_ksw_extend2_"))
@@ -116,7 +132,7 @@ def main() -> int:
     dumps = [Path(d) for d in a.dump] + [make_dump(s, work, a.threads, a.mean_len) for s in a.make]
     if not dumps:
         ap.error("give --dump FILE or --make PRESET:N")
-    ratios = [bench(d, a.threads, a.repeat, a.mode) for d in dumps]
+    ratios = [bench(d, a.threads, a.repeat, a.mode, a.upload or ["pinned"]) for d in dumps]
     print("summary: " + ", ".join(f"{d.name} {r:.1f}x" for d, r in zip(dumps, ratios)))
     return 0 if all(r > 0 for r in ratios) else 1
 

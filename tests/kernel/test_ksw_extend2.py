@@ -3,7 +3,8 @@
 Jobs: the seed dumps of tests/bwa (real Illumina celegans and na18507, simulated Illumina pairs,
 -x pacbio and -x ont2d; made by the patched bwa, whose SAM the tests/bwa oracle checks) and fresh
 fuzzed jobs from gpuext.bwa.fuzz (the seed is printed on failure) on every kernel: the automatic
-thread/warp split, the thread kernel alone and the warp kernels alone. DP cells must equal the
+choice (ring kernels of 8, 16 or 32 lanes per job, the thread kernel for the rest), the thread
+kernel alone and the whole-warp ring kernels alone; chunked uploads through either host path. DP cells must equal the
 CPU count too. CuPy is imported only inside the tests.
 """
 from __future__ import annotations
@@ -72,3 +73,28 @@ def test_supports_and_subsets():
     with pytest.raises(ValueError):
         gpu.run(jobs, [5])
     assert gpu.run(jobs, []).n == 0
+
+
+@pytest.mark.parametrize("upload", ["pinned", "pageable"])
+@pytest.mark.parametrize("split", [False, True])
+def test_chunked_uploads(upload, split, monkeypatch):
+    """Many small upload chunks (kernels start per chunk), either host path, kernels overlapped or not."""
+    from gpuext._native import bwa
+    from gpuext.backends.cuda import ksw_extend2 as gpu
+
+    monkeypatch.setattr(gpu, "CHUNK_BYTES", 1 << 14)
+    monkeypatch.setenv("GPUEXT_KSW2_UPLOAD", upload)
+    jobs = random_jobs(np.random.default_rng(23), 1500)
+    want = bwa.extend2(jobs, n_threads=2)
+    got = gpu.run(jobs, split=split)
+    assert gpu.last_stats["chunks"] > 1
+    assert len(want.mismatches(got)) == 0
+    assert np.array_equal(gpu.last_stats["cells"], bwa.cells(jobs, n_threads=2))
+
+
+def test_long_queries_ring_wraps():
+    """Queries far longer than the ring of their kernel (bands of w = 100 and 200, stale row -1 cells)."""
+    from gpuext._native import bwa
+
+    jobs = random_jobs(np.random.default_rng(29), 300, max_qlen=9000)
+    _check(jobs, bwa.extend2(jobs, n_threads=2), "auto", "long queries")

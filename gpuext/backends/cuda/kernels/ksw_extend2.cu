@@ -9,8 +9,7 @@
 // stale cells at the band edges are read exactly as BWA reads them; ties: row max to the last
 // column, global max to the first row, gscore to the last row; int32 everywhere).
 //
-// The persistent row buffer of each job lives in global memory (eh arena, qlen+1 int2 {h, e}),
-// initialised by the kernel exactly as ksw.c:430-432. Per row, with eh[j] = {H(i-1,j-1), E(i,j)}:
+// Per row, with eh[j] = {H(i-1,j-1), E(i,j)} the persistent row buffer:
 //   M(i,j)   = H(i-1,j-1) ? H(i-1,j-1) + mat[t_i*m + q_j] : 0
 //   H(i,j)   = max(M, E(i,j), F(i,j))
 //   E(i+1,j) = max(E(i,j) - e_del, max(M - o_del - e_del, 0))
@@ -18,17 +17,17 @@
 // and eh[j] becomes {H(i,j-1), E(i+1,j)} (eh[beg].h = the first-column value h1).
 //
 // Kernels (launched by gpuext/backends/cuda/ksw_extend2.py):
-//   ksw_extend2_thread      one thread per job, the loop of ksw.c as written; the row buffers of a
-//                           warp's 32 jobs are interleaved (element j of lane l at base + 32*j + l)
-//                           so lockstep lanes load one coalesced line.
-//   ksw_extend2_warp{4,8,16} one warp per job. Lane l owns the contiguous columns
-//                           [beg + l*C, beg + l*C + C), C = ceil((end-beg)/32) <= CMAX. F is a
-//                           prefix max: F(i,j) = max_{beg<=k<j} (T_k + k*e_ins) - (j-1)*e_ins with
-//                           T_k = max(M_k - o_ins - e_ins, 0) (exact for e_ins > 0), so one warp scan
-//                           per row replaces the sequential F chain. Row max, arg-max (largest
-//                           column among ties) and the next band's first and last non-zero entries
-//                           are warp reductions over the values just written.
-// Both take the same per-job arrays; the launcher only sends jobs that pass its supports().
+//   ksw_extend2_ring{G}x{C}  a group of G lanes per job (32/G jobs per warp), the row buffer in
+//                           registers as a ring of G*C slots (see extend_ring below); F is a prefix
+//                           max, F(i,j) = max_{beg<=k<j} (T_k + k*e_ins) - (j-1)*e_ins with
+//                           T_k = max(M_k - o_ins - e_ins, 0) (exact for e_ins > 0), one group scan
+//                           per row; no global memory traffic in the row loop but the query bytes
+//                           and one target byte.
+//   ksw_extend2_thread      one thread per job, the loop of ksw.c as written, the row buffer in
+//                           global memory (eh arena, qlen+1 int2 {h, e}, initialised as
+//                           ksw.c:430-432), the rows of a warp's 32 jobs interleaved (element j of
+//                           lane l at base + 32*j + l); for the jobs no ring holds.
+// The launcher only sends jobs that pass its supports().
 
 #define KSW2_NEG (-0x40000000)
 
@@ -188,119 +187,178 @@ extern "C" __global__ void ksw_extend2_thread(const int *order, int n, const uns
 	store_result(res, cells, k, max, max_i, max_j, max_ie, gscore, max_off, ncell);
 }
 
+
 // ---------------------------------------------------------------------------------------------
-// One warp per job, lane l owning C <= CMAX contiguous columns of the row.
+// A group of G lanes per job (32/G jobs per warp), the row buffer in registers as a ring.
+//
+// Ring: R = G*C slots, slot p = lane*C + c; column j lives in slot j mod R. With the band [beg, end)
+// the slot p holds the column beg + ((p - beg) mod R); the launcher sends a job here only when its
+// band fits with a lane to spare (min(qlen, 2w'+1) <= R - C) or its whole row fits (qlen + 1 <= R),
+// so the band's columns run contiguously through the lanes in rotated order (logical lane
+// (lane - lane_of(beg)) mod G) and the row close column `end` has a slot of its own.
+// Values: after a row, the slots of [beg, end] hold eh[beg..end]. The next band reaches at most
+// column end + 1; that column's buffer entry is 0 if any earlier row wrote it (it was scanned as zero
+// when the band last shrank below it: the end clip i+w+1 never cuts under the previous end) and
+// otherwise its row -1 value (ksw.c:430-432), e = 0 both ways. So per row and slot, with end_prev
+// the previous row close and hi_w the largest column written so far (written columns are always a
+// prefix 0..hi_w):  in(j) = j <= end_prev ? slot : {j <= hi_w ? 0 : row0_h(j), 0}.
+// The row itself is the warp recurrence: M and E(i+1,.) per slot, F as the prefix max of
+// T_k + k*e_ins over a rotated group scan, H, then the row's max/arg-max (ties to the last column)
+// and the first and last non-zero written entries as group reductions.
+// Matrix: mrow[mat * 8 + t] holds mat[t*m + 0..m-1] as 8 bytes (m <= 8), picked with a byte permute.
 // ---------------------------------------------------------------------------------------------
-template <int CMAX>
-__device__ __forceinline__ void extend_warp(const int *order, int n, const unsigned char *qseq,
-                                            const long long *qoff, const unsigned char *tseq,
-                                            const long long *toff, const int *prm, const signed char *mats,
-                                            const int *mat_off, const int *mat_m, const long long *eh_off,
-                                            int2 *eh_arena, int *res, long long *cells)
+// prm2[job * N_PRM2 + Q_*]
+#define Q_H0 0
+#define Q_W 1        // the clamped band width w' (ksw.c:434-444, done by the launcher)
+#define Q_ZDROP 2
+#define Q_O_DEL 3
+#define Q_E_DEL 4
+#define Q_O_INS 5
+#define Q_E_INS 6
+#define Q_MAT 7      // matrix index; bit 30: H < 65536 and qlen < 65535 (row max packed in 32 bits)
+#define N_PRM2 8
+#define Q_PACK_BIT (1 << 30)
+
+template <int G, int C>
+__device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n, const unsigned char *__restrict__ qseq,
+                                            const long long *__restrict__ qoff, const unsigned char *__restrict__ tseq,
+                                            const long long *__restrict__ toff, const int *__restrict__ prm,
+                                            const uint2 *__restrict__ mrow, int *__restrict__ res,
+                                            long long *__restrict__ cells)
 {
-	const unsigned FULL = 0xffffffffu;
-	int lane = threadIdx.x & 31;
-	int pos = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-	if (pos >= n) return; // the whole warp
-	int k = order[pos];
-	job_t J = load_job(k, qseq, qoff, tseq, toff, prm, mats, mat_off, mat_m);
-	int2 *eh = eh_arena + eh_off[pos];
-	int oe_del = J.o_del + J.e_del, oe_ins = J.o_ins + J.e_ins;
-	// set-up: row -1 (ksw.c:430-432) and the band clamp (:434-444)
-	for (int j = lane; j <= J.qlen; j += 32) eh[j] = make_int2(row0_h(J, j), 0);
-	__syncwarp();
-	int w = clamp_band(J);
-	int max = J.h0, max_i = -1, max_j = -1, max_ie = -1, gscore = -1, max_off = 0;
-	int beg = 0, end = J.qlen;
+	constexpr int R = G * C;
+	const int lane = threadIdx.x & 31, gl = lane & (G - 1);
+	const unsigned gmask = G == 32 ? 0xffffffffu : (((1u << G) - 1) << (lane & ~(G - 1)));
+	const int pos = (int)((blockIdx.x * (unsigned)blockDim.x + threadIdx.x) / G);
+	if (pos >= n) return; // the whole group
+	const int k = __ldg(order + pos);
+	const long long q0 = __ldg(qoff + k), t0 = __ldg(toff + k);
+	const unsigned char *query = qseq + q0, *target = tseq + t0;
+	const int qlen = (int)(__ldg(qoff + k + 1) - q0), tlen = (int)(__ldg(toff + k + 1) - t0);
+	const int *p = prm + (long long)k * N_PRM2;
+	const int h0 = __ldg(p + Q_H0), w = __ldg(p + Q_W), zdrop = __ldg(p + Q_ZDROP);
+	const int o_del = __ldg(p + Q_O_DEL), e_del = __ldg(p + Q_E_DEL), o_ins = __ldg(p + Q_O_INS),
+	          e_ins = __ldg(p + Q_E_INS), matf = __ldg(p + Q_MAT);
+	const bool pack = (matf & Q_PACK_BIT) != 0;
+	const uint2 *mr = mrow + (long long)(matf & ~Q_PACK_BIT) * 8;
+	const int oe_del = o_del + e_del, oe_ins = o_ins + e_ins;
+	const int v1 = h0 > oe_ins ? h0 - oe_ins : 0; // eh[1].h of row -1
+	int H[C], E[C];
+#pragma unroll
+	for (int c = 0; c < C; ++c) H[c] = 0, E[c] = 0;
+	int max = h0, max_i = -1, max_j = -1, max_ie = -1, gscore = -1, max_off = 0;
+	int beg = 0, end = qlen, end_prev = -1, hi_w = -1;
 	long long ncell = 0;
-	for (int i = 0; i < J.tlen; ++i) {
+	uint2 trow = make_uint2(0, 0);
+	if (tlen > 0) trow = __ldg(mr + __ldg(target));
+	for (int i = 0; i < tlen; ++i) {
+		const uint2 tr = trow;
+		if (i + 1 < tlen) trow = __ldg(mr + __ldg(target + i + 1)); // one row ahead
 		// [1] band clip and first column (ksw.c:452-459)
 		if (beg < i - w) beg = i - w;
 		if (end > i + w + 1) end = i + w + 1;
-		if (end > J.qlen) end = J.qlen;
-		int h1 = 0;
-		if (beg == 0) {
-			h1 = J.h0 - (J.o_del + J.e_del * (i + 1));
-			if (h1 < 0) h1 = 0;
+		if (end > qlen) end = qlen;
+		int h1i = h0 - (o_del + e_del * (i + 1));
+		h1i = beg == 0 && h1i > 0 ? h1i : 0;
+		ncell += end - beg;
+		const int bmod = beg % R, lb = bmod / C, L = (gl - lb) & (G - 1);
+		// [2] M and E(i+1,.) from the previous row; V_j = T_j + j*e_ins and its in-lane prefix max
+		int jj[C], hv[C], lx[C], qc[C];
+#pragma unroll
+		for (int c = 0; c < C; ++c) {
+			int d = gl * C + c - bmod;
+			d += d < 0 ? R : 0;
+			jj[c] = beg + d;
+			qc[c] = jj[c] < end ? __ldg(query + jj[c]) : 0;
 		}
-		int width = end - beg, C = (width + 31) >> 5, j0 = beg + lane * C;
-		ncell += width;
-		const signed char *q = J.mat + __ldg(J.target + i) * J.m;
-		// [2] M and E(i+1,.) from the previous row; V_j = T_j + j*e_ins and its in-lane prefix
-		int hv[CMAX], lx[CMAX];
-		unsigned enz = 0;
 		int run = KSW2_NEG;
 #pragma unroll
-		for (int c = 0; c < CMAX; ++c) {
-			int j = j0 + c;
-			if (c < C && j < end) {
-				int2 p = eh[j];
-				int M = p.x ? p.x + q[__ldg(J.query + j)] : 0;
+		for (int c = 0; c < C; ++c) {
+			const int j = jj[c];
+			lx[c] = run;
+			if (j < end) {
+				int hin = H[c], ein = E[c];
+				if (j > end_prev) {
+					int r0 = j == 0 ? h0 : v1 - (j - 1) * e_ins;
+					hin = j > hi_w && r0 > 0 ? r0 : 0;
+					ein = 0;
+				}
+				const int sc = (int)(signed char)__byte_perm(tr.x, tr.y, qc[c]);
+				const int M = hin ? hin + sc : 0;
 				int t = M - oe_del;
 				t = t > 0 ? t : 0;
-				int en = p.y - J.e_del;
-				en = en > t ? en : t;
-				eh[j].y = en;
-				enz |= (en != 0) << c;
-				hv[c] = M > p.y ? M : p.y;
-				lx[c] = run;
+				int en = ein - e_del;
+				E[c] = en > t ? en : t;
+				hv[c] = M > ein ? M : ein;
 				t = M - oe_ins;
 				t = t > 0 ? t : 0;
-				int v = t + j * J.e_ins;
+				const int v = t + j * e_ins;
 				run = run > v ? run : v;
 			}
 		}
-		// [3] exclusive warp scan of the lanes' prefix maxima
+		// [3] exclusive scan of the lanes' prefix maxima in logical lane order
 		int inc = run;
 #pragma unroll
-		for (int d = 1; d < 32; d <<= 1) {
-			int o = __shfl_up_sync(FULL, inc, d);
-			if (lane >= d) inc = inc > o ? inc : o;
+		for (int d = 1; d < G; d <<= 1) {
+			const int o = __shfl_sync(gmask, inc, (gl - d) & (G - 1), G);
+			if (L >= d) inc = inc > o ? inc : o;
 		}
-		int exc = __shfl_up_sync(FULL, inc, 1);
-		if (lane == 0) exc = KSW2_NEG;
+		int exc = __shfl_sync(gmask, inc, (gl - 1) & (G - 1), G);
+		if (L == 0) exc = KSW2_NEG;
 		// [4] H = max(M, E, F); row max with ties to the last column
 		int rmax = 0, rmj = -1, hl = 0;
 #pragma unroll
-		for (int c = 0; c < CMAX; ++c) {
-			int j = j0 + c;
-			if (c < C && j < end) {
+		for (int c = 0; c < C; ++c) {
+			const int j = jj[c];
+			if (j < end) {
 				int f = 0;
 				if (j > beg) {
-					int x = exc > lx[c] ? exc : lx[c];
-					f = x - (j - 1) * J.e_ins;
+					const int x = exc > lx[c] ? exc : lx[c];
+					f = x - (j - 1) * e_ins;
 				}
-				int h = hv[c] > f ? hv[c] : f;
+				const int h = hv[c] > f ? hv[c] : f;
 				hv[c] = h;
 				hl = h;
 				if (h >= rmax) rmax = h, rmj = j;
 			}
 		}
-		// [5] eh[j].h = H(i,j-1); first and last non-zero written entries
-		int left = __shfl_up_sync(FULL, hl, 1);
-		if (lane == 0) left = h1;
+		// [5] eh[j].h = H(i,j-1); first and last non-zero written entries; the row close
+		const int left = __shfl_sync(gmask, hv[C - 1], (gl - 1) & (G - 1), G);
+		const int width = end - beg;
+		int h1 = h1i;
+		{
+			const int src = width > 0 ? ((end - 1) % R) / C : 0;
+			const int x = __shfl_sync(gmask, hl, src, G);
+			if (width > 0) h1 = x;
+		}
 		int first = 0x7fffffff, last = -1;
 #pragma unroll
-		for (int c = 0; c < CMAX; ++c) {
-			int j = j0 + c;
-			if (c < C && j < end) {
-				int hw = c == 0 ? left : hv[c - 1];
-				eh[j].x = hw;
-				if (hw != 0 || (enz >> c & 1)) {
+		for (int c = 0; c < C; ++c) {
+			const int j = jj[c];
+			if (j < end) {
+				const int hw = j == beg ? h1i : c == 0 ? left : hv[c - 1];
+				H[c] = hw;
+				if ((hw | E[c]) != 0) {
 					first = first < j ? first : j;
 					last = j;
 				}
+			} else if (j == end) { // ksw.c:485
+				H[c] = h1;
+				E[c] = 0;
 			}
 		}
-		if (width > 0) h1 = __shfl_sync(FULL, hl, (width - 1) / C);
-		if (lane == 0) eh[end] = make_int2(h1, 0); // ksw.c:485
-		int m = __reduce_max_sync(FULL, rmax);
-		int mj = __reduce_max_sync(FULL, rmax == m ? rmj : -1);
-		first = __reduce_min_sync(FULL, first);
-		last = __reduce_max_sync(FULL, last);
-		__syncwarp();
+		int m, mj;
+		if (pack) {
+			const unsigned key = __reduce_max_sync(gmask, (unsigned)rmax << 16 | (unsigned)(rmj + 1));
+			m = (int)(key >> 16), mj = (int)(key & 0xffff) - 1;
+		} else {
+			m = __reduce_max_sync(gmask, rmax);
+			mj = __reduce_max_sync(gmask, rmax == m ? rmj : -1);
+		}
+		first = __reduce_min_sync(gmask, first);
+		last = __reduce_max_sync(gmask, last);
 		// [6] whole-query score, dead row, max or Z-drop (ksw.c:486-500)
-		if (end == J.qlen) {
+		if ((beg < end ? end : beg) == qlen) {
 			max_ie = gscore > h1 ? max_ie : i;
 			gscore = gscore > h1 ? gscore : h1;
 		}
@@ -308,32 +366,39 @@ __device__ __forceinline__ void extend_warp(const int *order, int n, const unsig
 		if (m > max) {
 			max = m, max_i = i, max_j = mj;
 			max_off = max_off > abs(mj - i) ? max_off : abs(mj - i);
-		} else if (J.zdrop > 0) {
+		} else if (zdrop > 0) {
 			if (i - max_i > mj - max_j) {
-				if (max - m - ((i - max_i) - (mj - max_j)) * J.e_del > J.zdrop) break;
+				if (max - m - ((i - max_i) - (mj - max_j)) * e_del > zdrop) break;
 			} else {
-				if (max - m - ((mj - max_j) - (i - max_i)) * J.e_ins > J.zdrop) break;
+				if (max - m - ((mj - max_j) - (i - max_i)) * e_ins > zdrop) break;
 			}
 		}
 		// [7] next band (ksw.c:502-505): first non-zero in [beg,end), last non-zero in [beg',end]
+		end_prev = end;
+		hi_w = hi_w > end ? hi_w : end;
 		if (h1 != 0) last = end;
-		int nbeg = first < end ? first : end;
-		int jl = last >= nbeg ? last : nbeg - 1;
+		const int nbeg = first < end ? first : end;
+		const int jl = last >= nbeg ? last : nbeg - 1;
 		beg = nbeg;
-		end = jl + 2 < J.qlen ? jl + 2 : J.qlen;
+		end = jl + 2 < qlen ? jl + 2 : qlen;
 	}
-	if (lane == 0) store_result(res, cells, k, max, max_i, max_j, max_ie, gscore, max_off, ncell);
+	if (gl == 0) store_result(res, cells, k, max, max_i, max_j, max_ie, gscore, max_off, ncell);
 }
 
-#define GX_WARP_KERNEL(CM)                                                                                  \
-	extern "C" __global__ void ksw_extend2_warp##CM(                                                        \
+#define GX_RING_KERNEL(G, C)                                                                                 \
+	extern "C" __global__ void __launch_bounds__(128) ksw_extend2_ring##G##x##C(                           \
 		const int *order, int n, const unsigned char *qseq, const long long *qoff, const unsigned char *tseq, \
-		const long long *toff, const int *prm, const signed char *mats, const int *mat_off, const int *mat_m, \
-		const long long *eh_off, int2 *eh_arena, int *res, long long *cells)                                  \
-	{                                                                                                       \
-		extend_warp<CM>(order, n, qseq, qoff, tseq, toff, prm, mats, mat_off, mat_m, eh_off, eh_arena, res,  \
-		                cells);                                                                             \
+		const long long *toff, const int *prm, const uint2 *mrow, int *res, long long *cells)               \
+	{                                                                                                        \
+		extend_ring<G, C>(order, n, qseq, qoff, tseq, toff, prm, mrow, res, cells);                          \
 	}
-GX_WARP_KERNEL(4)
-GX_WARP_KERNEL(8)
-GX_WARP_KERNEL(16)
+GX_RING_KERNEL(8, 2)
+GX_RING_KERNEL(8, 4)
+GX_RING_KERNEL(16, 4)
+GX_RING_KERNEL(16, 6)
+GX_RING_KERNEL(16, 8)
+GX_RING_KERNEL(32, 5)
+GX_RING_KERNEL(32, 7)
+GX_RING_KERNEL(32, 10)
+GX_RING_KERNEL(32, 13)
+GX_RING_KERNEL(32, 16)
