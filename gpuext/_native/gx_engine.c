@@ -23,7 +23,6 @@
 KHASH_MAP_INIT_INT64(gx64, int64_t)
 
 struct gx_table_s {             /* the jobs of one batch of reads */
-	pthread_mutex_t lock;        /* taken by the hook in recording rounds */
 	khash_t(gx64) *map;          /* job hash -> index in a[] */
 	gx_job_t *a;
 	int64_t n, m;
@@ -45,6 +44,29 @@ static pthread_mutex_t round_lock = PTHREAD_MUTEX_INITIALIZER;
 static gx_table_t *T;
 static int mode;
 static gx_round_stats_t st;
+
+/* In a recording round the table is read-only: each thread keeps the jobs it misses in a buffer of
+ * its own, and gx_engine_round merges the buffers into the table after the round (no lock per job). */
+typedef struct {
+	uint64_t h;
+	int8_t kernel;
+	int32_t qlen, tlen, w, zdrop, end_bonus, flag;
+	int64_t off, cells;          /* query then target at seq[off] */
+} gx_miss_t;
+
+typedef struct gx_misses_s {
+	struct gx_misses_s *next;
+	gx_miss_t *a;
+	int64_t n, m;
+	uint8_t *seq;
+	int64_t n_seq, m_seq;
+} gx_misses_t;
+
+static pthread_mutex_t misses_lock = PTHREAD_MUTEX_INITIALIZER;
+static gx_misses_t *misses;          /* every thread's buffer of this round */
+static int round_no;                 /* tells a thread its buffer belongs to an earlier round */
+static __thread gx_misses_t *my_misses;
+static __thread int my_round = -1;
 
 static inline uint64_t gx_mix(uint64_t h, uint64_t x)
 {
@@ -152,17 +174,14 @@ static int gx_hook_engine(void *km, const mm_mapopt_t *opt, int qlen, const uint
 		return 1;
 	}
 	h = gx_job_hash(kernel, qlen, qseq, tlen, tseq, w, zdrop, end_bonus, flag);
-	if (mode == GX_MODE_RECORD) pthread_mutex_lock(&T->lock);
-	k = kh_get(gx64, T->map, h);
+	k = kh_get(gx64, T->map, h); /* the table does not change during a round: no lock */
 	if (k != kh_end(T->map)) idx = kh_val(T->map, k);
 	if (idx >= 0 && !gx_same_job(&T->a[idx], kernel, qlen, qseq, tlen, tseq, w, zdrop, end_bonus, flag)) {
 		__atomic_fetch_add(&st.collisions, 1, __ATOMIC_RELAXED); /* a 64-bit hash collision: never served */
-		if (mode == GX_MODE_RECORD) pthread_mutex_unlock(&T->lock);
 		gx_inline(km, opt, kernel, qlen, qseq, tlen, tseq, junc, mat, w, end_bonus, zdrop, flag, ez);
 		return 1;
 	}
 	if (idx >= 0 && T->a[idx].has_result) {
-		if (mode == GX_MODE_RECORD) pthread_mutex_unlock(&T->lock);
 		__atomic_fetch_add(&st.hits, 1, __ATOMIC_RELAXED);
 		gx_serve(km, &T->a[idx], ez);
 		return 1;
@@ -173,19 +192,50 @@ static int gx_hook_engine(void *km, const mm_mapopt_t *opt, int qlen, const uint
 		gx_inline(km, opt, kernel, qlen, qseq, tlen, tseq, junc, mat, w, end_bonus, zdrop, flag, ez);
 		return 1;
 	}
-	++st.misses;
-	if (idx < 0) { /* a new pending job */
-		if (!T->has_scoring) {
-			memcpy(T->mat, mat, 25);
-			T->q = opt->q, T->e = opt->e, T->q2 = opt->q2, T->e2 = opt->e2, T->opt = opt, T->has_scoring = 1;
+	__atomic_fetch_add(&st.misses, 1, __ATOMIC_RELAXED);
+	mm_map_batch_redo(); /* this fragment's hits rest on a provisional answer: map it again next round */
+	if (idx < 0) { /* unknown: into this thread's buffer of misses */
+		gx_misses_t *b;
+		gx_miss_t *x;
+		if (my_round != round_no) { /* this thread's first miss of the round */
+			my_misses = (gx_misses_t*)calloc(1, sizeof(gx_misses_t));
+			my_round = round_no;
+			pthread_mutex_lock(&misses_lock);
+			my_misses->next = misses, misses = my_misses;
+			if (!T->has_scoring) {
+				memcpy(T->mat, mat, 25);
+				T->q = opt->q, T->e = opt->e, T->q2 = opt->q2, T->e2 = opt->e2, T->opt = opt, T->has_scoring = 1;
+			}
+			pthread_mutex_unlock(&misses_lock);
 		}
-		gx_table_add(T, h, kernel, qlen, qseq, tlen, tseq, w, zdrop, end_bonus, flag);
-		++st.new_jobs;
-		st.new_cells += cells;
+		b = my_misses;
+		GROW(gx_miss_t, b->a, b->n, b->m, 1);
+		GROW(uint8_t, b->seq, b->n_seq, b->m_seq, (int64_t)qlen + tlen);
+		x = &b->a[b->n++];
+		x->h = h, x->kernel = kernel, x->qlen = qlen, x->tlen = tlen, x->w = w, x->zdrop = zdrop;
+		x->end_bonus = end_bonus, x->flag = flag, x->off = b->n_seq, x->cells = cells;
+		memcpy(b->seq + b->n_seq, qseq, qlen), memcpy(b->seq + b->n_seq + qlen, tseq, tlen);
+		b->n_seq += qlen + tlen;
 	}
-	pthread_mutex_unlock(&T->lock);
 	gx_neutral(km, qlen, tlen, flag, ez);
 	return 1;
+}
+
+static void gx_merge_misses(gx_table_t *t)
+{ /* after a recording round: every thread's misses into the table, once each */
+	gx_misses_t *b, *next;
+	int64_t i;
+	for (b = misses; b; b = next) {
+		next = b->next;
+		for (i = 0; i < b->n; ++i) {
+			const gx_miss_t *x = &b->a[i];
+			if (kh_get(gx64, t->map, x->h) != kh_end(t->map)) continue; /* asked for by several reads (or a collision) */
+			gx_table_add(t, x->h, x->kernel, x->qlen, b->seq + x->off, x->tlen, b->seq + x->off + x->qlen, x->w, x->zdrop, x->end_bonus, x->flag);
+			++st.new_jobs, st.new_cells += x->cells;
+		}
+		free(b->a), free(b->seq), free(b);
+	}
+	misses = 0;
 }
 
 void gx_engine_install(int on)
@@ -196,7 +246,6 @@ void gx_engine_install(int on)
 gx_table_t *gx_table_new(void)
 {
 	gx_table_t *t = (gx_table_t*)calloc(1, sizeof(gx_table_t));
-	pthread_mutex_init(&t->lock, 0);
 	t->map = kh_init(gx64);
 	return t;
 }
@@ -206,16 +255,16 @@ void gx_table_free(gx_table_t *t)
 	if (t == 0) return;
 	kh_destroy(gx64, t->map);
 	free(t->a), free(t->seq), free(t->cigar);
-	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
 
 void gx_engine_round(gx_table_t *t, int n_threads, void *batch, int round_mode, gx_round_stats_t *out)
 {
 	pthread_mutex_lock(&round_lock);
-	T = t, mode = round_mode;
+	T = t, mode = round_mode, ++round_no;
 	memset(&st, 0, sizeof(st));
 	mm_map_batch_round(n_threads, batch);
+	gx_merge_misses(t);
 	*out = st;
 	T = 0;
 	pthread_mutex_unlock(&round_lock);

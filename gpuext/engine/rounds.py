@@ -48,7 +48,7 @@ class Stats:
     inline_cells: int = 0
     verified_jobs: int = 0
     hash_collisions: int = 0
-    time: dict = field(default_factory=lambda: {"map_rounds": 0.0, "backend": 0.0, "verify": 0.0})
+    time: dict = field(default_factory=lambda: {"map_rounds": 0.0, "backend": 0.0, "verify": 0.0, "job_table": 0.0})
 
     def add_round(self, r: int, jobs: int, cells: int) -> None:
         while len(self.rounds) <= r:
@@ -158,6 +158,7 @@ class BatchEngine:
         """Compute the pending jobs of a batch, then the second passes their results call for."""
         table = b["table"]
         while True:
+            t_table = time.perf_counter()
             ids, arrays, (mat, q, e, q2, e2) = table.pending()
             if len(ids) == 0:
                 return
@@ -171,9 +172,11 @@ class BatchEngine:
             cells = batch.cells()
             table.store(np.ascontiguousarray(ids), res)
             n_pred, pred_cells = table.predict()
+            t3 = time.perf_counter()
             with self._lock:
                 st = self.stats
                 st.time["backend"] += t1 - t0
+                st.time["job_table"] += (t0 - t_table) + (t3 - t2)   # export, store, second-pass prediction
                 if self.verifier is not None:
                     st.verified_jobs += n_verified
                     st.time["verify"] += t2 - t1
