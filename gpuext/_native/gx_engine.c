@@ -18,6 +18,7 @@
 #include "mmpriv.h"
 #include "mmhook.h"
 #include "khash.h"
+#include "kthread.h"
 #include "gx_glue.h"
 
 KHASH_MAP_INIT_INT64(gx64, int64_t)
@@ -322,29 +323,46 @@ void gx_table_import(gx_table_t *t, int64_t n, const int64_t *ids, const int32_t
 	t->n_cigar += coff[n];
 }
 
-int64_t gx_table_predict(gx_table_t *t, int64_t *cells)
+typedef struct {
+	gx_table_t *t;
+	int64_t i0;
+	int8_t *code;
+} gx_predict_t;
+
+static void gx_predict_one(void *data, long k, int tid)
+{ /* minimap2's own test on the first-pass gap fill i0 + k (0: no second pass) */
+	gx_predict_t *p = (gx_predict_t*)data;
+	const gx_job_t *j = &p->t->a[p->i0 + k];
+	(void)tid;
+	p->code[k] = 0;
+	if (!j->has_result || !(j->flag & KSW_EZ_APPROX_MAX) || (j->flag & KSW_EZ_EXTZ_ONLY)) return;
+	p->code[k] = mm_test_zdrop(0, p->t->opt, p->t->seq + j->qoff, p->t->seq + j->qoff + j->qlen, j->n_cigar,
+							   p->t->cigar + j->coff, p->t->mat);
+}
+
+int64_t gx_table_predict(gx_table_t *t, int n_threads, int64_t *cells)
 { /* For every computed first-pass gap fill, the second pass minimap2 will ask for (mm_test_zdrop,
-   * align.c), added as a pending job. Returns the number of jobs added and their DP cells. */
+   * align.c, run on n threads), added as a pending job. Returns the number of jobs added and their DP cells. */
 	int64_t i, n0 = t->n, n_new = 0;
+	gx_predict_t p = { t, t->n_predicted, 0 };
 	*cells = 0;
-	if (t->opt == 0) return 0;
-	for (i = t->n_predicted; i < n0; ++i) {
+	if (t->opt == 0 || n0 <= t->n_predicted) return 0;
+	p.code = (int8_t*)malloc(n0 - p.i0);
+	kt_for(n_threads > 0? n_threads : 1, gx_predict_one, &p, (long)(n0 - p.i0));
+	for (i = p.i0; i < n0; ++i) {
 		gx_job_t j = t->a[i]; /* a copy: gx_table_add may move t->a */
-		int code, zdrop, flag;
+		int code = p.code[i - p.i0], zdrop, flag;
 		uint64_t h;
-		khint_t k;
-		if (!j.has_result || !(j.flag & KSW_EZ_APPROX_MAX) || (j.flag & KSW_EZ_EXTZ_ONLY)) continue;
-		code = mm_test_zdrop(0, t->opt, t->seq + j.qoff, t->seq + j.qoff + j.qlen, j.n_cigar, t->cigar + j.coff, t->mat);
 		if (code == 0) continue;
 		flag = j.flag & ~KSW_EZ_APPROX_MAX;
 		zdrop = code == 2? t->opt->zdrop_inv : t->opt->zdrop;
 		h = gx_job_hash(j.kernel, j.qlen, t->seq + j.qoff, j.tlen, t->seq + j.qoff + j.qlen, j.w, zdrop, j.end_bonus, flag);
-		k = kh_get(gx64, t->map, h);
-		if (k != kh_end(t->map)) continue; /* already known (or a collision, which a round will sort out) */
+		if (kh_get(gx64, t->map, h) != kh_end(t->map)) continue; /* already known (or a collision, which a round will sort out) */
 		GROW(uint8_t, t->seq, t->n_seq, t->m_seq, (int64_t)j.qlen + j.tlen); /* the copy below reads t->seq */
 		gx_table_add(t, h, j.kernel, j.qlen, t->seq + j.qoff, j.tlen, t->seq + j.qoff + j.qlen, j.w, zdrop, j.end_bonus, flag);
 		++n_new, *cells += gx_band_cells(j.qlen, j.tlen, j.w);
 	}
+	free(p.code);
 	t->n_predicted = n0;
 	return n_new;
 }

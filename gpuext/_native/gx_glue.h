@@ -63,7 +63,7 @@ void gx_table_export(const gx_table_t *t, int64_t n, const int64_t *ids, uint8_t
 					 int64_t *toff, int8_t *kernel, int32_t *w, int32_t *zdrop, int32_t *end_bonus, int32_t *flag);
 void gx_table_import(gx_table_t *t, int64_t n, const int64_t *ids, const int32_t *const fields[8], const int8_t *zdropped,
 					 const int8_t *reach_end, const int64_t *coff, const uint32_t *cigar);
-int64_t gx_table_predict(gx_table_t *t, int64_t *cells);
+int64_t gx_table_predict(gx_table_t *t, int n_threads, int64_t *cells);
 void gx_fatal(void);
 
 #endif

@@ -58,7 +58,7 @@ cdef extern from "gx_glue.h":
                          int32_t *end_bonus, int32_t *flag)
     void gx_table_import(gx_table_t *t, int64_t n, const int64_t *ids, const int32_t **fields, const int8_t *zdropped,
                          const int8_t *reach_end, const int64_t *coff, const uint32_t *cigar)
-    int64_t gx_table_predict(gx_table_t *t, int64_t *cells)
+    int64_t gx_table_predict(gx_table_t *t, int n_threads, int64_t *cells) nogil
     void gx_fatal() nogil
 
 cdef extern from "mmhook.h":
@@ -244,10 +244,12 @@ cdef class JobTable:
         gx_table_scoring(self.t, &m[0], &q, &e, &q2, &e2)
         return ids[:n], arrays, (mat, q, e, q2, e2)
 
-    def predict(self):
+    def predict(self, int n_threads=1):
         """Add the second passes minimap2 will ask for after the computed first passes: (jobs, cells)."""
         cdef int64_t cells = 0
-        cdef int64_t n = gx_table_predict(self.t, &cells)
+        cdef int64_t n
+        with nogil:
+            n = gx_table_predict(self.t, n_threads, &cells)
         return n, cells
 
     def store(self, const int64_t[::1] ids, res):

@@ -131,7 +131,7 @@ class BatchEngine:
             if step % 2 == 0:
                 self._round(native, b, n_threads, step // 2, final)
             else:
-                self._compute(b, step // 2)
+                self._compute(b, step // 2, n_threads)
         if final:
             with self._lock:
                 del self._batches[batch_ptr]
@@ -154,7 +154,7 @@ class BatchEngine:
         if final or rs["misses"] == 0:
             b["done"] = True
 
-    def _compute(self, b: dict, r: int) -> None:
+    def _compute(self, b: dict, r: int, n_threads: int) -> None:
         """Compute the pending jobs of a batch, then the second passes their results call for."""
         table = b["table"]
         while True:
@@ -171,7 +171,7 @@ class BatchEngine:
             t2 = time.perf_counter()
             cells = batch.cells()
             table.store(np.ascontiguousarray(ids), res)
-            n_pred, pred_cells = table.predict()
+            n_pred, pred_cells = table.predict(n_threads)
             t3 = time.perf_counter()
             with self._lock:
                 st = self.stats
