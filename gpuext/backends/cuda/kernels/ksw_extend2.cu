@@ -97,6 +97,21 @@ __device__ __forceinline__ int row0_h(const job_t &J, int j)
 	return v > 0 ? (int)v : 0;
 }
 
+// The end of a row (ksw.c:489-500): a row whose best score m (at column mj) beats the max raises it;
+// only a row that does not is tested for Z-drop. Returns true when the extension stops.
+__device__ __forceinline__ bool row_max_or_zdrop(int i, int m, int mj, int zdrop, int e_del, int e_ins,
+                                                 int &max, int &max_i, int &max_j, int &max_off)
+{
+	if (m > max) {
+		max = m, max_i = i, max_j = mj;
+		max_off = max_off > abs(mj - i) ? max_off : abs(mj - i);
+		return false;
+	}
+	if (zdrop <= 0) return false;
+	if (i - max_i > mj - max_j) return max - m - ((i - max_i) - (mj - max_j)) * e_del > zdrop;
+	return max - m - ((mj - max_j) - (i - max_i)) * e_ins > zdrop;
+}
+
 __device__ __forceinline__ void store_result(int *res, long long *cells, int k, int max, int max_i, int max_j,
                                              int max_ie, int gscore, int max_off, long long ncell)
 {
@@ -169,16 +184,7 @@ extern "C" __global__ void ksw_extend2_thread(const int *order, int n, const uns
 			gscore = gscore > h1 ? gscore : h1;
 		}
 		if (m == 0) break;
-		if (m > max) {
-			max = m, max_i = i, max_j = mj;
-			max_off = max_off > abs(mj - i) ? max_off : abs(mj - i);
-		} else if (J.zdrop > 0) {
-			if (i - max_i > mj - max_j) {
-				if (max - m - ((i - max_i) - (mj - max_j)) * J.e_del > J.zdrop) break;
-			} else {
-				if (max - m - ((mj - max_j) - (i - max_i)) * J.e_ins > J.zdrop) break;
-			}
-		}
+		if (row_max_or_zdrop(i, m, mj, J.zdrop, J.e_del, J.e_ins, max, max_i, max_j, max_off)) break;
 		for (j = beg; j < end && eh[j * S].x == 0 && eh[j * S].y == 0; ++j);
 		beg = j;
 		for (j = end; j >= beg && eh[j * S].x == 0 && eh[j * S].y == 0; --j);
@@ -363,16 +369,7 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 			gscore = gscore > h1 ? gscore : h1;
 		}
 		if (m == 0) break;
-		if (m > max) {
-			max = m, max_i = i, max_j = mj;
-			max_off = max_off > abs(mj - i) ? max_off : abs(mj - i);
-		} else if (zdrop > 0) {
-			if (i - max_i > mj - max_j) {
-				if (max - m - ((i - max_i) - (mj - max_j)) * e_del > zdrop) break;
-			} else {
-				if (max - m - ((mj - max_j) - (i - max_i)) * e_ins > zdrop) break;
-			}
-		}
+		if (row_max_or_zdrop(i, m, mj, zdrop, e_del, e_ins, max, max_i, max_j, max_off)) break;
 		// [7] next band (ksw.c:502-505): first non-zero in [beg,end), last non-zero in [beg',end]
 		end_prev = end;
 		hi_w = hi_w > end ? hi_w : end;
