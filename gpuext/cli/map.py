@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 
 from .. import __version__, log
@@ -258,7 +259,10 @@ def main(argv: list[str]) -> int:
     native.install_engine(engine, engine.n_steps if engine else 1)
     sys.stdout.flush()
     try:
+        t0 = time.perf_counter()
         ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv), sam_tmp)
+        if engine is not None:
+            engine.stats.time["total"] = time.perf_counter() - t0   # index, reading, mapping, output
         if progress is not None:
             progress.stop()
         native.install_engine(None)
