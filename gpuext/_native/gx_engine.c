@@ -2,9 +2,10 @@
  *
  * Each batch of reads has its own table (gx_table_t). minimap2 maps a batch in rounds
  * (gx_engine_round -> mm_map_batch_round), one round at a time across batches. In a recording
- * round, every ksw2 call that is not in the table is added to it (pending) and answered with a
- * neutral result (see gx_neutral), so that minimap2 goes on to the next job it can predict; the
- * round's hits are thrown away. The engine's driver (gpuext/engine/rounds.py) then has the pending
+ * round, every ksw2 call that is not in the table is answered with a neutral result (see
+ * gx_neutral), so that minimap2 goes on to the next job it can predict, kept in the calling thread's
+ * buffer of misses (merged into the table, as pending jobs, after the round), and its fragment is
+ * marked to be mapped again (mm_map_batch_redo); the table itself is read-only during a round. The engine's driver (gpuext/engine/rounds.py) then has the pending
  * jobs computed by a backend and stores the results here. A serving round answers from the table; in
  * the final round a job that is still unknown is computed inline with the stock ksw2 code. A round
  * in which nothing was missing gives the batch's hits.

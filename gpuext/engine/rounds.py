@@ -108,7 +108,7 @@ class BatchEngine:
         self.verifier = Verifier(verify_fraction, seed) if verify_fraction > 0 else None
         self.kept: list[JobBatch] | None = [] if keep_jobs else None
         self.stats = Stats(backend=backend.name)
-        self._batches: dict[int, dict] = {}    # batch pointer -> {"table", "done", "no"}
+        self._batches: dict[int, dict] = {}    # batch pointer -> {"table", "ptr", "done", "bases", "no"}
         self._lock = threading.Lock()           # stats and the batch map (steps run on several threads)
 
     @property
@@ -123,8 +123,8 @@ class BatchEngine:
                 self.stats.batches += 1
                 self.stats.reads += n_reads
                 self.stats.bases += n_bases
-                self._batches[batch_ptr] = {"table": native.JobTable(), "ptr": batch_ptr, "done": False, "bases": n_bases,
-                                          "no": self.stats.batches}
+                self._batches[batch_ptr] = {"table": native.JobTable(), "ptr": batch_ptr, "done": False,
+                                            "bases": n_bases, "no": self.stats.batches}
             b = self._batches[batch_ptr]
         final = step == self.n_steps - 1
         if not b["done"]:
