@@ -19,13 +19,13 @@ spec = importlib.util.spec_from_file_location("gpuext_upstream", HERE / "scripts
 upstream = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(upstream)
 
-PATCHED = upstream.BUILD / "patched" / "minimap2-2.31"
+PATCHED = upstream._tree("patched", "minimap2")
 MINIMAP2_C = ["align.c", "bseq.c", "lchain.c", "seed.c", "format.c", "hit.c", "index.c", "pe.c", "jump.c",
               "options.c", "ksw2_extd2_sse.c", "ksw2_exts2_sse.c", "ksw2_extz2_sse.c", "ksw2_ll_sse.c",
               "kalloc.c", "kthread.c", "map.c", "misc.c", "sdust.c", "sketch.c", "esterr.c", "splitidx.c",
               "main.c"]
 GLUE_C = ["gpuext/_native/gx_cli.c", "gpuext/_native/gx_ksw.c", "gpuext/_native/gx_engine.c"]
-BWA_PATCHED = upstream.BUILD / "patched" / "bwa-0.7.18"
+BWA_PATCHED = upstream._tree("patched", "bwa")
 
 
 class BuildWithUpstream(build_ext):

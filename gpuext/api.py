@@ -15,8 +15,11 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
+
+_RUN_LOCK = threading.Lock()   # minimap2's command line runs on process-wide state (stdout, hooks)
 
 # mappy-style keyword -> minimap2 option (each takes a value)
 _OPTION_FLAGS = {
@@ -110,11 +113,12 @@ class Aligner:
         from . import log
         from .cli import map as cli_map
 
-        saved, log.verbose = log.verbose, self.verbose
-        try:
-            return cli_map.main(["--backend", self.backend, *self.args, *argv])
-        finally:
-            log.verbose = saved
+        with _RUN_LOCK:
+            saved, log.verbose = log.verbose, self.verbose
+            try:
+                return cli_map.main(["--backend", self.backend, *self.args, *argv])
+            finally:
+                log.verbose = saved
 
     def map_batch(self, reads: Iterable, reads2: Iterable | None = None, out_fmt: str = "sam",
                   cs: bool = False, MD: bool = False) -> list[ReadResult]:
@@ -122,10 +126,12 @@ class Aligner:
         ReadResult per read, in input order. reads2: the mates, for paired-end mapping."""
         if out_fmt not in ("sam", "paf"):
             raise ValueError("out_fmt is 'sam' or 'paf'")
-        d = self._tmp.name
-        files = [_write_fastx(os.path.join(d, "r1.fq"), reads)]
+        d = tempfile.mkdtemp(dir=self._tmp.name)   # a folder per call: calls may come from several threads
+        names = _write_fastx(os.path.join(d, "r1.fq"), reads)
+        files = [os.path.join(d, "r1.fq")]
         if reads2 is not None:
-            files.append(_write_fastx(os.path.join(d, "r2.fq"), reads2))
+            _write_fastx(os.path.join(d, "r2.fq"), reads2)
+            files.append(os.path.join(d, "r2.fq"))
         out = os.path.join(d, "out")
         fmt = ["-a"] if out_fmt == "sam" else ["-c"]
         fmt += (["--cs"] if cs else []) + (["--MD"] if MD and out_fmt == "sam" else [])
@@ -133,8 +139,10 @@ class Aligner:
             raise RuntimeError("mapping failed (see the log above)")
         with open(out) as f:
             text = f.read()
-        os.unlink(out)
-        return _collect(text, out_fmt, [n for n in _names(files[0])], reads2 is not None)
+        for path in (out, *files):
+            os.unlink(path)
+        os.rmdir(d)
+        return _collect(text, out_fmt, names, reads2 is not None)
 
     def map(self, seq: str, name: str = "read", qual: str | None = None) -> Iterator[Alignment]:
         """The hits of one read (mappy's Aligner.map), from minimap2's PAF with CIGAR."""
@@ -153,21 +161,17 @@ def _record(r) -> tuple[str, str, str | None]:
     return r.name, r.sequence, getattr(r, "quality", None)
 
 
-def _write_fastx(path: str, reads: Iterable) -> str:
+def _write_fastx(path: str, reads: Iterable) -> list[str]:
+    """Write reads as FASTQ; return their names in order."""
+    names = []
     with open(path, "w") as f:
         for r in reads:
             name, seq, qual = _record(r)
             if not name or any(c.isspace() for c in name):
                 raise ValueError(f"read names must be non-empty and without whitespace: {name!r}")
             f.write(f"@{name}\n{seq}\n+\n{qual if qual is not None else '!' * len(seq)}\n")
-    return path
-
-
-def _names(path: str) -> Iterator[str]:
-    with open(path) as f:
-        for i, line in enumerate(f):
-            if i % 4 == 0:
-                yield line[1:].rstrip("\n")
+            names.append(name)
+    return names
 
 
 _CIGAR = re.compile(r"(\d+)([MIDNSHP=X])")

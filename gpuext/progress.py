@@ -15,8 +15,9 @@ from . import log
 class Progress:
     """A background thread printing a line every `interval` seconds until stopped."""
 
-    def __init__(self, stats, interval: float = 10.0, stream=None):
+    def __init__(self, stats, interval: float = 10.0, stream=None, lock=None):
         self.stats = stats
+        self.lock = lock or threading.Lock()   # the lock under which the engine updates stats
         self.interval = interval
         self.stream = stream or sys.stderr
         self._stop = threading.Event()
@@ -31,7 +32,8 @@ class Progress:
     def line(self) -> str:
         st = self.stats
         real = max(time.perf_counter() - self._t0, 1e-9)
-        fb = sum(j for j, _ in st.cpu_fallback.values())
+        with self.lock:   # pipeline threads add to these while we read
+            fb = sum(j for j, _ in st.cpu_fallback.values())
         return (f"{st.done_reads} reads, {st.done_bases / 1e6:.1f} Mb, {st.done_reads / real:.1f} reads/s, "
                 f"backend busy {100 * min(1.0, st.time['backend'] / real):.0f}%, CPU fallback {fb} jobs")
 

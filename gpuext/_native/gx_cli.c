@@ -37,6 +37,14 @@ static const char *gx_output(const char *path)
 	return gx_tmp_path;
 }
 
+void gx_fatal(void)
+{ /* a failed batch, from a pipeline thread: no half-written output, no atexit handlers racing the
+   * other threads */
+	fflush(stderr);
+	if (gx_tmp_path) unlink(gx_tmp_path);
+	_exit(1);
+}
+
 int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra, const char *output_override)
 {
 	static int registered = 0;

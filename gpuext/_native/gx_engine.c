@@ -11,8 +11,9 @@
  * in which nothing was missing gives the batch's hits.
  *
  * Jobs are keyed by a hash of all their inputs and checked byte for byte against the actual call on
- * every hit: a planning mistake can only show up as a miss, never as a wrong result. Splice jobs
- * (ksw_exts2) are always computed inline. */
+ * every hit: a planning mistake can only show up as a miss, never as a wrong result. Whatever the
+ * engine does not serve (splice jobs, collisions, the last round's misses) it leaves to minimap2's
+ * own ksw2 code by returning 0 from the hook. */
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
@@ -129,17 +130,6 @@ static void gx_serve(void *km, const gx_job_t *j, ksw_extz_t *ez)
 	ez->n_cigar = j->n_cigar;
 }
 
-static void gx_inline(void *km, const mm_mapopt_t *opt, int kernel, int qlen, const uint8_t *qseq, int tlen, const uint8_t *tseq,
-					  const uint8_t *junc, const int8_t *mat, int w, int end_bonus, int zdrop, int flag, ksw_extz_t *ez)
-{
-	if (kernel == GX_KERNEL_EXTS2)
-		ksw_exts2_sse(km, qlen, qseq, tlen, tseq, 5, mat, opt->q, opt->e, opt->q2, opt->noncan, zdrop, end_bonus, opt->junc_bonus, opt->junc_pen, flag, junc, ez);
-	else if (kernel == GX_KERNEL_EXTZ2)
-		ksw_extz2_sse(km, qlen, qseq, tlen, tseq, 5, mat, opt->q, opt->e, w, zdrop, end_bonus, flag, ez);
-	else
-		ksw_extd2_sse(km, qlen, qseq, tlen, tseq, 5, mat, opt->q, opt->e, opt->q2, opt->e2, w, zdrop, end_bonus, flag, ez);
-}
-
 #define GROW(type, p, n, m, need) do { if ((n) + (need) > (m)) { (m) = ((n) + (need)) * 2; (p) = (type*)realloc((p), (size_t)(m) * sizeof(type)); } } while (0)
 
 static int64_t gx_table_add(gx_table_t *t, uint64_t h, int kernel, int qlen, const uint8_t *qseq, int tlen, const uint8_t *tseq,
@@ -164,35 +154,33 @@ static int64_t gx_table_add(gx_table_t *t, uint64_t h, int kernel, int qlen, con
 static int gx_hook_engine(void *km, const mm_mapopt_t *opt, int qlen, const uint8_t *qseq, int tlen, const uint8_t *tseq,
 						  const uint8_t *junc, const int8_t *mat, int w, int end_bonus, int zdrop, int flag, ksw_extz_t *ez)
 {
-	int kernel = gx_kernel_of(opt);
-	int64_t cells = gx_band_cells(qlen, tlen, kernel == GX_KERNEL_EXTS2? -1 : w), idx = -1;
+	int kernel;
+	int64_t idx = -1;
 	uint64_t h;
 	khint_t k;
 	if (T == 0) return 0; /* not inside a round of the engine: minimap2's own ksw2 call */
-	if (kernel == GX_KERNEL_EXTS2) {
+	kernel = gx_kernel_of(opt);
+	if (kernel == GX_KERNEL_EXTS2) { /* splice: minimap2 runs its own ksw_exts2 (returning 0 says so) */
 		__atomic_fetch_add(&st.inline_splice_jobs, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&st.inline_splice_cells, cells, __ATOMIC_RELAXED);
-		gx_inline(km, opt, kernel, qlen, qseq, tlen, tseq, junc, mat, w, end_bonus, zdrop, flag, ez);
-		return 1;
+		__atomic_fetch_add(&st.inline_splice_cells, gx_band_cells(qlen, tlen, -1), __ATOMIC_RELAXED);
+		return 0;
 	}
 	h = gx_job_hash(kernel, qlen, qseq, tlen, tseq, w, zdrop, end_bonus, flag);
 	k = kh_get(gx64, T->map, h); /* the table does not change during a round: no lock */
 	if (k != kh_end(T->map)) idx = kh_val(T->map, k);
 	if (idx >= 0 && !gx_same_job(&T->a[idx], kernel, qlen, qseq, tlen, tseq, w, zdrop, end_bonus, flag)) {
 		__atomic_fetch_add(&st.collisions, 1, __ATOMIC_RELAXED); /* a 64-bit hash collision: never served */
-		gx_inline(km, opt, kernel, qlen, qseq, tlen, tseq, junc, mat, w, end_bonus, zdrop, flag, ez);
-		return 1;
+		return 0; /* minimap2's own ksw2 */
 	}
 	if (idx >= 0 && T->a[idx].has_result) {
 		__atomic_fetch_add(&st.hits, 1, __ATOMIC_RELAXED);
 		gx_serve(km, &T->a[idx], ez);
 		return 1;
 	}
-	if (mode != GX_MODE_RECORD) { /* final round: the stock code, inline */
+	if (mode != GX_MODE_RECORD) { /* final round: minimap2's own ksw2, inline */
 		__atomic_fetch_add(&st.inline_final_jobs, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&st.inline_final_cells, cells, __ATOMIC_RELAXED);
-		gx_inline(km, opt, kernel, qlen, qseq, tlen, tseq, junc, mat, w, end_bonus, zdrop, flag, ez);
-		return 1;
+		__atomic_fetch_add(&st.inline_final_cells, gx_band_cells(qlen, tlen, w), __ATOMIC_RELAXED);
+		return 0;
 	}
 	__atomic_fetch_add(&st.misses, 1, __ATOMIC_RELAXED);
 	mm_map_batch_redo(); /* this fragment's hits rest on a provisional answer: map it again next round */
@@ -215,7 +203,7 @@ static int gx_hook_engine(void *km, const mm_mapopt_t *opt, int qlen, const uint
 		GROW(uint8_t, b->seq, b->n_seq, b->m_seq, (int64_t)qlen + tlen);
 		x = &b->a[b->n++];
 		x->h = h, x->kernel = kernel, x->qlen = qlen, x->tlen = tlen, x->w = w, x->zdrop = zdrop;
-		x->end_bonus = end_bonus, x->flag = flag, x->off = b->n_seq, x->cells = cells;
+		x->end_bonus = end_bonus, x->flag = flag, x->off = b->n_seq, x->cells = gx_band_cells(qlen, tlen, w);
 		memcpy(b->seq + b->n_seq, qseq, qlen), memcpy(b->seq + b->n_seq + qlen, tseq, tlen);
 		b->n_seq += qlen + tlen;
 	}
@@ -368,4 +356,3 @@ int64_t gx_table_predict(gx_table_t *t, int n_threads, int64_t *cells)
 	return n_new;
 }
 
-void gx_fatal(void) { exit(1); }

@@ -257,6 +257,8 @@ cdef class JobTable:
         cdef int64_t n = ids.shape[0]
         if n == 0:
             return
+        if res.n != n or len(res.coff) != n + 1 or res.coff[n] > len(res.cigar):
+            raise ValueError(f"a backend returned {res.n} results for {n} jobs (or a short CIGAR array)")
         names = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score")
         cols = [np.ascontiguousarray(getattr(res, k), dtype=np.int32) for k in names]
         cdef const int32_t *fields[8]

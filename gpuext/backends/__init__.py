@@ -7,6 +7,7 @@ Neighbours: gpuext/engine/rounds.py calls `run`; gpuext/backends/cpu.py and gpue
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -41,12 +42,16 @@ class CudaBackend:
 
         self.kernel = ksw_extd2
         self.cpu = CpuBackend(n_threads)
-        self.gpu_mem = gpu_mem
         self.device = cupy.cuda.Device(gpu)   # CuPy's current device is per thread: set it in run()
         self.device.compute_capability        # fails here, once, if the GPU does not exist
+        with self.device:
+            self.gpu_mem = gpu_mem if gpu_mem is not None else self.kernel.default_gpu_mem()
+        # Backend steps of different rounds run on different pipeline threads: one at a time on the
+        # GPU, so that each call has the whole memory budget (the CPU rounds still overlap them).
+        self.lock = threading.Lock()
 
     def run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
-        with self.device:
+        with self.lock, self.device:
             return self._run(batch)
 
     def _run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:

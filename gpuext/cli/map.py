@@ -115,6 +115,8 @@ def split_argv(argv: list[str]) -> GpuextOptions:
         raise UsageError("--rounds must be 0 or more")
     if not 0 <= opts.verify <= 1:
         raise UsageError("--verify takes a fraction between 0 and 1")
+    if opts.progress_interval <= 0:
+        raise UsageError("--progress-interval must be more than 0 seconds")
     return opts
 
 
@@ -254,18 +256,20 @@ def main(argv: list[str]) -> int:
         from ..progress import Progress
 
         if Progress.wanted(opts.quiet):
-            progress = Progress(engine.stats, opts.progress_interval).start()
+            progress = Progress(engine.stats, opts.progress_interval, lock=engine.lock).start()
     sam_tmp = f"{out}.gpuext-{os.getpid()}.sam" if bam else None
     native.install_engine(engine, engine.n_steps if engine else 1)
     sys.stdout.flush()
     try:
         t0 = time.perf_counter()
-        ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv), sam_tmp)
+        try:
+            ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv), sam_tmp)
+        finally:
+            if progress is not None:
+                progress.stop()
+            native.install_engine(None)
         if engine is not None:
             engine.stats.time["total"] = time.perf_counter() - t0   # index, reading, mapping, output
-        if progress is not None:
-            progress.stop()
-        native.install_engine(None)
         if ret == 0 and bam:
             from ..io.bam import write_bam
 
@@ -290,13 +294,11 @@ def main(argv: list[str]) -> int:
 
 
 def _bytes(text: str | None) -> int | None:
-    """A size like minimap2's -K (800M, 8G, 1.5e9), in bytes; None stays None."""
-    if text is None:
-        return None
-    units = {"K": 1e3, "M": 1e6, "G": 1e9}
-    t = text.strip().upper()
+    """--gpu-mem in bytes (sizes as minimap2's -K: 8G = 8e9); None stays None."""
+    from ..sizes import parse_size
+
     try:
-        return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(float(t))
+        return None if text is None else parse_size(text)
     except ValueError:
         raise ValueError(f"--gpu-mem takes a size like 8G, not '{text}'") from None
 

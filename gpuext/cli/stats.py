@@ -22,12 +22,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def collect(path: str) -> dict:
-    from ..io.bam import require_pysam
+    from ..io.bam import is_gzip, require_pysam
 
     pysam = require_pysam()
     counts = dict(records=0, mapped=0, unmapped=0, primary=0, secondary=0, supplementary=0)
     lengths, identity = [], []
-    with pysam.AlignmentFile(path, "r" if not _is_bgzf(path) else "rb", check_sq=False) as f:
+    with pysam.AlignmentFile(path, "rb" if is_gzip(path) else "r", check_sq=False) as f:
         for r in f:
             counts["records"] += 1
             if r.is_unmapped:
@@ -47,11 +47,6 @@ def collect(path: str) -> dict:
             if cols and r.has_tag("NM"):
                 identity.append(1.0 - r.get_tag("NM") / cols)
     return dict(counts=counts, read_length=np.array(lengths, float), identity=np.array(identity, float))
-
-
-def _is_bgzf(path: str) -> bool:
-    with open(path, "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
 
 
 def _pct(x: np.ndarray) -> str:

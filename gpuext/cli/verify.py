@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from .. import log
-from .map import positionals, short_option, split_argv
+from ..io.bam import is_gzip
+from .map import UsageError, positionals, short_option, split_argv
 
 
 def parser() -> argparse.ArgumentParser:
@@ -44,7 +45,7 @@ def find_oracle(given: str | None) -> str:
 
 
 def _records(path: str):
-    op = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
+    op = gzip.open if is_gzip(path) else open
     with op(path, "rt") as f:
         head = f.read(1)
         f.seek(0)
@@ -88,7 +89,11 @@ def main(argv: list[str]) -> int:
     if not mm2:
         log.error("gpuext::verify", "give minimap2's arguments after --")
         return 2
-    opts = split_argv(gx_opts + mm2)
+    try:
+        opts = split_argv(gx_opts + mm2)
+    except UsageError as e:
+        log.error("gpuext::verify", str(e))
+        return 2
     if short_option(opts.minimap2_argv, "o") is not None:
         log.error("gpuext::verify", "leave out -o: verify compares what both tools write to stdout")
         return 2

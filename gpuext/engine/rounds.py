@@ -109,7 +109,7 @@ class BatchEngine:
         self.kept: list[JobBatch] | None = [] if keep_jobs else None
         self.stats = Stats(backend=backend.name)
         self._batches: dict[int, dict] = {}    # batch pointer -> {"table", "ptr", "done", "bases", "no"}
-        self._lock = threading.Lock()           # stats and the batch map (steps run on several threads)
+        self.lock = threading.Lock()            # stats and the batch map (steps run on several threads)
 
     @property
     def n_steps(self) -> int:
@@ -118,7 +118,7 @@ class BatchEngine:
     def __call__(self, n_threads: int, batch_ptr: int, n_reads: int, n_bases: int, step: int) -> None:
         from .._native import minimap2 as native
 
-        with self._lock:
+        with self.lock:
             if step == 0:
                 self.stats.batches += 1
                 self.stats.reads += n_reads
@@ -133,7 +133,7 @@ class BatchEngine:
             else:
                 self._compute(b, step // 2, n_threads)
         if final:
-            with self._lock:
+            with self.lock:
                 del self._batches[batch_ptr]
                 self.stats.done_reads += n_reads
                 self.stats.done_bases += b["bases"]
@@ -141,7 +141,7 @@ class BatchEngine:
     def _round(self, native, b: dict, n_threads: int, r: int, final: bool) -> None:
         t0 = time.perf_counter()
         rs = b["table"].map_round(n_threads, b["ptr"], native.MODE_FINAL if final else native.MODE_RECORD)
-        with self._lock:
+        with self.lock:
             st = self.stats
             st.time["map_rounds"] += time.perf_counter() - t0
             st.hash_collisions += rs["collisions"]
@@ -173,7 +173,7 @@ class BatchEngine:
             table.store(np.ascontiguousarray(ids), res)
             n_pred, pred_cells = table.predict(n_threads)
             t3 = time.perf_counter()
-            with self._lock:
+            with self.lock:
                 st = self.stats
                 st.time["backend"] += t1 - t0
                 st.time["job_table"] += (t0 - t_table) + (t3 - t2)   # export, store, second-pass prediction
@@ -188,6 +188,8 @@ class BatchEngine:
                 st.predicted_jobs += n_pred
                 if self.kept is not None:
                     self.kept.append(batch)
+            if n_pred == 0:
+                return
 
 
 def report(stats: Stats) -> None:

@@ -38,11 +38,15 @@ def write_bam(sam_path: str, out_path: str, sort: bool = False, threads: int = 1
                 os.unlink(p)
 
 
+def is_gzip(path: str) -> bool:
+    """Whether a file starts with gzip's magic bytes (BGZF-compressed BAM, .gz FASTA/FASTQ)."""
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
 def read_sam_text(path: str) -> bytes:
     """The SAM text of a SAM or BAM file (header included), via pysam for BAM."""
-    with open(path, "rb") as f:
-        magic = f.read(4)
-    if magic[:2] != b"\x1f\x8b":
+    if not is_gzip(path):
         with open(path, "rb") as f:
             return f.read()
     pysam = require_pysam()

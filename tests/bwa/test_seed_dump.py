@@ -64,7 +64,7 @@ def test_replay_cli_and_dump_format(dumps, tmp_path, capsys):
     assert again.read_bytes() == path.read_bytes()
     assert bwa_replay.main([str(path), "--backend", "cpu", "-t", "2"]) == 0
     err = capsys.readouterr().err
-    assert f"[M::bwa_replay::" in err and f"{jobs.n} jobs" in err and "G cells/s" in err
+    assert "[M::bwa_replay::" in err and f"{jobs.n} jobs" in err and "G cells/s" in err
     # one changed output is caught and reported
     want.gscore[jobs.n // 2] += 1
     bad = tmp_path / "bad.dump"

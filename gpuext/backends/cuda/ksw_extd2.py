@@ -59,12 +59,12 @@ last_stats: dict = {}
 
 
 def default_gpu_mem() -> int:
-    """The device memory budget in bytes: $GPUEXT_GPU_MEM (e.g. 8G) or half of the device's memory."""
+    """The device memory budget in bytes: $GPUEXT_GPU_MEM (e.g. 8G, as --gpu-mem) or half of the device's memory."""
     env = os.environ.get("GPUEXT_GPU_MEM")
     if env:
-        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-        env = env.strip().upper().rstrip("B")
-        return int(float(env[:-1]) * units[env[-1]]) if env[-1] in units else int(env)
+        from ...sizes import parse_size
+
+        return parse_size(env)
     import cupy
 
     free, total = cupy.cuda.runtime.memGetInfo()
