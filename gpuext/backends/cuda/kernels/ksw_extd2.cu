@@ -50,6 +50,21 @@ typedef long long ki64;
 
 // ---- small helpers -------------------------------------------------------------------------
 
+// ksw_apply_zdrop (ksw2.h): H at (target t, query q) either raises the max or is tested for Z-drop
+// (with the e2 term, as ksw_extd2_sse calls it). Returns true when the extension stops.
+__device__ __forceinline__ bool apply_zdrop(int H, int t, int q, int zdrop, int e2, int &ez_max, int &max_t, int &max_q)
+{
+	if (H > ez_max) {
+		ez_max = H, max_t = t, max_q = q;
+		return false;
+	}
+	if (t >= max_t && q >= max_q) {
+		const int tl = t - max_t, ql = q - max_q, l = tl > ql ? tl - ql : ql - tl;
+		return zdrop >= 0 && ez_max - H > zdrop + l * e2;
+	}
+	return false;
+}
+
 __device__ __forceinline__ ku32 rep4(int b) { return (ku32)(ku8)b * 0x01010101u; }
 
 // m ? a : b, per byte (m bytes are 0x00 or 0xff)
@@ -392,13 +407,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			const int Hen0 = g.H[(ku32)en0 & g.mask], Hst0 = g.H[(ku32)st0 & g.mask];
 			if (en0 == tlen - 1 && Hen0 > mte) mte = Hen0, mte_q = r - en0;  // lines 360-363
 			if (r - st0 == qlen - 1 && Hst0 > mqe) mqe = Hst0, mqe_t = st0;
-			// ksw_apply_zdrop(ez, 1, mH, r, mt, zdrop, e2)
-			if (mH > ez_max) {
-				ez_max = mH, max_t = mt, max_q = r - mt;
-			} else if (mt >= max_t && r - mt >= max_q) {
-				const int tl = mt - max_t, ql = (r - mt) - max_q, l = tl > ql ? tl - ql : ql - tl;
-				if (zdrop >= 0 && ez_max - mH > zdrop + l * e2) { zdropped = 1; break; }
-			}
+			if (apply_zdrop(mH, mt, r - mt, zdrop, e2, ez_max, max_t, max_q)) { zdropped = 1; break; }
 			if (r == qlen + tlen - 2 && en0 == tlen - 1) score = Hen0;
 		} else {  // greedy path (lines 367-383)
 			if (r > 0) {
@@ -413,13 +422,9 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 					++last_H0_t, H0 += (signed char)g.u[(ku32)last_H0_t & g.mask];
 				}
 			} else H0 = (signed char)vn[0] - qe, last_H0_t = 0;
-			if (flag & KSW_EZ_APPROX_DROP) {
-				if (H0 > ez_max) {
-					ez_max = H0, max_t = last_H0_t, max_q = r - last_H0_t;
-				} else if (last_H0_t >= max_t && r - last_H0_t >= max_q) {
-					const int tl = last_H0_t - max_t, ql = (r - last_H0_t) - max_q, l = tl > ql ? tl - ql : ql - tl;
-					if (zdrop >= 0 && ez_max - H0 > zdrop + l * e2) { zdropped = 1; break; }
-				}
+			if ((flag & KSW_EZ_APPROX_DROP) && apply_zdrop(H0, last_H0_t, r - last_H0_t, zdrop, e2, ez_max, max_t, max_q)) {
+				zdropped = 1;
+				break;
 			}
 			if (r == qlen + tlen - 2 && en0 == tlen - 1) score = H0;
 		}
