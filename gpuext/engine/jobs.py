@@ -100,13 +100,18 @@ class JobBatch:
     def subset(self, idx: np.ndarray) -> "JobBatch":
         """The jobs idx (in that order) as a batch of their own."""
         idx = np.asarray(idx, np.int64)
-        ql, tl = self.qlen()[idx], self.tlen()[idx]
-        qparts = [self.qseq[self.qoff[i]:self.qoff[i + 1]] for i in idx]
-        tparts = [self.tseq[self.toff[i]:self.toff[i + 1]] for i in idx]
-        cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, np.uint8)  # noqa: E731
-        return JobBatch(self.scoring, cat(qparts), np.r_[0, np.cumsum(ql)].astype(np.int64), cat(tparts),
-                        np.r_[0, np.cumsum(tl)].astype(np.int64), self.kernel[idx], self.w[idx],
+        qseq, qoff = take_ragged(self.qseq, self.qoff, idx)
+        tseq, toff = take_ragged(self.tseq, self.toff, idx)
+        return JobBatch(self.scoring, qseq, qoff, tseq, toff, self.kernel[idx], self.w[idx],
                         self.zdrop[idx], self.end_bonus[idx], self.flag[idx])
+
+
+def take_ragged(values: np.ndarray, off: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows idx of a ragged array (row i is values[off[i]:off[i+1]]), concatenated, and their offsets."""
+    lens = np.diff(off)[idx]
+    new_off = np.r_[0, np.cumsum(lens)].astype(np.int64)
+    src = np.repeat(off[:-1][idx] - new_off[:-1], lens) + np.arange(int(new_off[-1]))
+    return values[src], new_off
 
 
 RESULT_FIELDS = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
@@ -157,14 +162,9 @@ class ResultBatch:
     def take(self, idx: np.ndarray) -> "ResultBatch":
         """The rows idx of this ResultBatch, in that order."""
         idx = np.asarray(idx, np.int64)
-        out = ResultBatch.assemble(len(idx), [])
-        for name in RESULT_FIELDS:
-            setattr(out, name, getattr(self, name)[idx])
-        lens = np.diff(self.coff)[idx]
-        out.coff = np.r_[0, np.cumsum(lens)].astype(np.int64)
-        src = np.repeat(self.coff[:-1][idx] - out.coff[:-1], lens) + np.arange(int(out.coff[-1]))
-        out.cigar = self.cigar[src].astype(np.uint32)
-        return out
+        cigar, coff = take_ragged(self.cigar, self.coff, idx)
+        return ResultBatch(coff=coff, cigar=cigar.astype(np.uint32),
+                           **{name: getattr(self, name)[idx] for name in RESULT_FIELDS})
 
     def diff(self, other: "ResultBatch") -> list[tuple[int, str]]:
         """(job, field) pairs where two results differ; empty when identical."""
