@@ -5,33 +5,38 @@ jobs idx (all must be supported: run() repeats only the cheap checks, not the sc
 against the alphabet, so call supports() first) and returns an ExtendResults whose rows follow idx; the DP cells of
 each job (the sum of end - beg over the rows ksw_extend2 runs) are in `last_stats["cells"]`.
 
-Work plan of one `run` (short-read jobs are small and many, long-read jobs large and skewed):
-1. per job, the band ksw_extend2 can use, min(qlen, 2*w' + 1) with w' its clamped band width (w' is
-   computed here and passed to the kernel);
-2. each job goes to the smallest ring kernel `ksw_extend2_ring{G}x{C}` (a group of G lanes per job,
-   32/G jobs per warp, the row buffer in registers as a ring of G*C slots) whose ring holds the
-   whole row (qlen + 1 <= G*C) or the band with a lane to spare (band <= G*C - C); jobs that fit
-   none (or have a matrix side over 8) go to `ksw_extend2_thread` (a thread per job, row buffers
-   in global memory);
-3. the sequences go up in chunks (at most MAX_CHUNKS contiguous job ranges of about CHUNK_BYTES,
-   the chunk with the largest job first) through a reused page-locked staging buffer,
-   double-buffered, on a copy stream; each chunk's kernels start on the chunk's own stream as
-   soon as it has landed (classes of larger rings first, jobs by cell bound, largest first), so
-   the long tail of one kernel overlaps the other chunks' kernels.
+Work plan of one `run` (short-read jobs are small and many, long-read jobs large and skewed; the host
+does no per-job work beyond a few whole-array checks):
+1. the per-job inputs go up as the ExtendJobs holds them (staging.py: one pinned buffer, copy
+   threads, asynchronous DMAs on a copy stream); `ksw_extend2_plan` computes on the device each
+   job's clamped band w' (ksw.c:434-444), band = min(qlen, 2*w' + 1), its kernel class (the
+   smallest ring kernel `ksw_extend2_ring{G}x{C}` - a group of G lanes per job, 32/G jobs per
+   warp, the row buffer in registers as a ring of G*C slots - whose ring holds the whole row or
+   the band with a lane to spare; else `ksw_extend2_thread`, a thread per job with its row buffer
+   in global memory), the ring kernels' record and a sort key; one argsort gives the launch order
+   and one small read-back the jobs per (chunk, class);
+2. long jobs (the critical path of long-read dumps: ISO_*) are found on the host from the few jobs
+   with many rows; their sequences go up first and they run first, four per block with the SM's
+   whole shared memory, so that no other warp shares their schedulers;
+3. the sequences go up in chunks (at most MAX_CHUNKS contiguous job ranges of about CHUNK_BYTES);
+   each chunk's kernels start on the chunk's own stream as soon as it has landed (classes of larger
+   rings first, jobs by cell bound, largest first), so the tail of one kernel overlaps the others;
+4. the results and cells come back through a pinned buffer.
 
 Device buffers (all owned by `run`, from CuPy's memory pool on the current device, valid until the
-results are back on the host): sequences, offsets, per-job parameters, packed matrix rows, launch
-order, results and cells for the whole call; the thread kernel's row-buffer arena per chunk.
+results are back on the host): the staged inputs and sequences, the per-job records, launch order,
+results and cells for the whole call; the thread kernel's row-buffer arena per chunk.
 """
 from __future__ import annotations
 
-import os
+import threading
 import time
 
 import numpy as np
 
 from ...bwa.dump import ExtendJobs, ExtendResults
 from .loader import load_module
+from .staging import Staging, pinned_buffer
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_INPUT = 1    # qlen < 1, tlen < 0, h0 < 1, unknown matrix or a base >= m (ksw_extend2 would fail)
@@ -94,19 +99,36 @@ def supports(jobs: ExtendJobs, gpu_mem: int | None = None) -> np.ndarray:
     return out
 
 
-RING = ((8, 2), (8, 4), (16, 4), (16, 6), (16, 8), (32, 5), (32, 7), (32, 10), (32, 13), (32, 16))
+RING = ((8, 2), (8, 4), (16, 4), (16, 6), (16, 8), (32, 5), (32, 7), (32, 10), (32, 13), (32, 16))  # ring_g/ring_c
 RING_M_MAX = 8                # the ring kernels hold a matrix row in 8 bytes
 N_PRM2 = 8                    # Q_* of the kernel
-PACK_BIT = 1 << 30
+NCLS = len(RING) + 1          # kernel classes: 0 = thread kernel, 1 + i = RING[i]
+MODES = {"auto": 0, "warp": 1, "thread": 2}
 CHUNK_BYTES = 4 << 20         # sequence bytes per upload chunk (kernels of a chunk start when it lands)
-MAX_CHUNKS = 6                # a stream per chunk (with the copy stream, within CUDA's 8 hardware queues)
+MAX_CHUNKS = 6                # the kernel's plan histogram holds 6 chunks
+ISO_MIN_ROWS = 4096           # a job of fewer target rows is never isolated
+ISO_SHARE = 0.25              # ... nor one whose cell bound is under this share of the largest job's
+ISO_MAX = 4 * 32              # isolated jobs: 4 per SM (a warp per scheduler), on at most 32 SMs
+ISO_SMEM = 227 * 1024         # dynamic shared memory of an isolating block: the whole SM (sm_90)
+ISO_WARPS = 4
 
-_pinned: dict = {}
+
+def _mat_stats(jobs: ExtendJobs):
+    """Per matrix: side m, max(0, largest entry) and the ring kernels' 8x8 byte rows."""
+    mat_m = np.array([int(round(np.sqrt(len(x)))) for x in jobs.mats] or [0], np.int32)
+    mat_max = np.array([max(0, int(x.max())) if len(x) else 0 for x in jobs.mats] or [0], np.int32)
+    mrow = np.zeros((max(len(jobs.mats), 1), 8, 8), np.int8)
+    for i, x in enumerate(jobs.mats):
+        m = int(mat_m[i])
+        if m <= RING_M_MAX:
+            mrow[i, :m, :m] = x.reshape(m, m)
+    return mat_m, mat_max, mrow
 
 
 def _classes(qlen: np.ndarray, band: np.ndarray, msz: np.ndarray, mode: str) -> np.ndarray:
-    """Kernel class per job: -1 = thread per job, else the index into RING (group of G lanes, C slots each):
-    the first ring that holds the whole row (qlen + 1 <= G*C) or the band with a lane to spare."""
+    """Kernel class per job as ksw_extend2_plan computes it: -1 = thread per job, else the index into
+    RING (group of G lanes, C slots each): the first ring that holds the whole row (qlen + 1 <= G*C)
+    or the band with a lane to spare (band <= G*C - C)."""
     if mode == "thread":
         return np.full(len(qlen), -1, np.int32)
     idx = np.array([i for i, (g, _) in enumerate(RING) if mode != "warp" or g == 32])
@@ -118,37 +140,59 @@ def _classes(qlen: np.ndarray, band: np.ndarray, msz: np.ndarray, mode: str) -> 
     return cls
 
 
-def _pinned_buffer(nbytes: int):
-    """A page-locked host buffer of at least nbytes, reused between calls (one per process)."""
+def _band_w(sub: ExtendJobs, idx, qlen, mat_max) -> np.ndarray:
+    """ExtendJobs.band_w (ksw.c:434-444) of the jobs idx only."""
+    q = qlen[idx].astype(np.int64)
+    mx = mat_max[sub.mat_id[idx]].astype(np.int64)
+    w = sub.w[idx].astype(np.int64)
+    for o, e in ((sub.o_ins, sub.e_ins), (sub.o_del, sub.e_del)):
+        num = (q * mx + sub.end_bonus[idx] - o[idx]).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lim = np.trunc(num / e[idx].astype(np.float64) + 1.0)
+        lim = np.where(np.isfinite(lim), np.clip(lim, -2**31, 2**31 - 1), 1).astype(np.int64)
+        w = np.minimum(w, np.maximum(lim, 1))
+    return w
+
+
+def _isolated(sub: ExtendJobs, qlen, tlen, mat_m, mat_max, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """The long jobs that get SMs of their own (indices, by class, then largest first) and their ring
+    classes.
+
+    A warp-per-job ring kernel's row is a chain of dependent steps, so a long job's time is its rows
+    times that latency, longer still when other warps share its scheduler. The jobs with at least
+    ISO_MIN_ROWS rows and ISO_SHARE of the largest cell bound (at most ISO_MAX, a 32-lane ring
+    each) run first, ISO_WARPS per block with the SM's whole shared memory: no other block shares
+    their SM and each warp has a scheduler of its own."""
+    none = np.zeros(0, np.int64), np.zeros(0, np.int32)
+    cand = np.flatnonzero(tlen >= ISO_MIN_ROWS)
+    if not len(cand) or mode == "thread":
+        return none
+    band = np.minimum(qlen[cand], 2 * _band_w(sub, cand, qlen, mat_max) + 1)
+    cls = _classes(qlen[cand], band, mat_m[sub.mat_id[cand]], mode)
+    est = band * tlen[cand].astype(np.int64)
+    ok = (cls >= 0) & (np.array([g for g, _ in RING])[cls] == 32) & (est >= ISO_SHARE * est.max())
+    sel = np.flatnonzero(ok)
+    sel = sel[np.argsort(-est[sel], kind="stable")][:ISO_MAX]
+    sel = sel[np.argsort(-cls[sel], kind="stable")]   # by class (one launch each), then size
+    return cand[sel], cls[sel]
+
+
+def _launch_ring(fn, g, nj, block, args, shm=0):
+    fn(((nj * g + block - 1) // block,), (block,), args, shared_mem=shm)
+
+
+def _streams(n: int) -> list:
+    """n non-blocking streams of the calling thread, kept across calls."""
     import cupy
 
-    if _pinned.get("size", 0) < nbytes:
-        _pinned.clear()
-        size = max(nbytes, 1 << 20)
-        _pinned["buf"], _pinned["size"] = cupy.cuda.alloc_pinned_memory(size), size
-    return np.frombuffer(_pinned["buf"], np.uint8, nbytes)
+    key = (cupy.cuda.Device().id, threading.get_ident())
+    have = _stream_cache.setdefault(key, [])
+    while len(have) < n:
+        have.append(cupy.cuda.Stream(non_blocking=True))
+    return have[:n]
 
 
-def _upload(dst, src: np.ndarray, stream, pinned) -> None:
-    """src (host, uint8) into the device array dst on stream: through `pinned` when given, else pageable."""
-    if not len(src):
-        return
-    if pinned is not None:
-        pinned[:len(src)] = src
-        src = pinned[:len(src)]
-    dst.set(src, stream=stream)
-
-
-def _launch(launches, fns, streams, d_order, d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, d_cells) -> list:
-    """Launch the ring kernels of `launches` ((class, start, stop, upload event, stream))."""
-    for ci, s0, s1, ev, st in launches:
-        g, _ = RING[ci]
-        st.wait_event(ev)
-        nj = s1 - s0
-        with st:
-            fns[ci](((nj * g + BLOCK - 1) // BLOCK,), (BLOCK,),
-                    (d_order[s0:s1], np.int32(nj), d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, d_cells))
-    return []
+_stream_cache: dict = {}
 
 
 def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "auto",
@@ -157,9 +201,10 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
 
     mode: "auto" (each job on the smallest ring kernel that holds its band, else the thread kernel),
     "warp" (ring kernels of a whole warp per job only) or "thread" (every job on the thread kernel),
-    for testing. Timings of the last call are in last_stats (t_prep, t_h2d, t_kernel, t_d2h, t_total);
-    split=True uploads everything before the first kernel starts, so t_kernel is the kernels alone
-    (the default overlaps each chunk's kernels with the next chunks' uploads).
+    for testing. Timings of the last call are in last_stats (t_prep: host work until the first
+    launch, t_h2d, t_kernel, t_d2h, t_total); split=True uploads everything before the first kernel
+    starts, so t_kernel is the kernels alone (the default overlaps each chunk's kernels with the
+    next chunks' uploads).
     """
     import cupy
 
@@ -178,126 +223,140 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     if (qlen.min() < 1 or sub.h0.min() < 1 or min(sub.e_del.min(), sub.e_ins.min()) < 1
             or sub.mat_id.min() < 0 or sub.mat_id.max() >= len(sub.mats) or (qlen + 1).max() * 8 > budget):
         raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
-    weff = sub.band_w()
-    band = np.minimum(qlen, 2 * weff + 1)
-    mats, mat_off, mat_m = _mat_tables(sub)
-    msz = mat_m[sub.mat_id]
-    cls = _classes(qlen, band, msz, mode)
-    # ring jobs: one int32 record each; the row max is packed with its column when it fits in 16 bits
-    mx = np.array([max(0, int(x.max())) if len(x) else 0 for x in sub.mats], np.int64)[sub.mat_id]
-    pack = ((qlen < 65535) & (sub.h0 + (qlen + 1) * mx < 65535) & (sub.o_del + sub.e_del >= 0)
-            & (sub.o_ins + sub.e_ins >= 0))
-    prm = np.empty((n, N_PRM2), np.int32)
-    prm[:, 0] = sub.h0
-    prm[:, 1] = np.minimum(weff, 1 << 30)
-    prm[:, 2] = sub.zdrop
-    prm[:, 3] = sub.o_del
-    prm[:, 4] = sub.e_del
-    prm[:, 5] = sub.o_ins
-    prm[:, 6] = sub.e_ins
-    prm[:, 7] = sub.mat_id | np.where(pack, PACK_BIT, 0)
-    mrow = np.zeros((max(len(sub.mats), 1), 8, 8), np.int8)
-    for i, x in enumerate(sub.mats):
-        m = int(mat_m[i])
-        if m <= RING_M_MAX:
-            mrow[i, :m, :m] = x.reshape(m, m)
-    # upload chunks: contiguous job ranges of about CHUNK_BYTES of sequence, the one with the
-    # largest job first; launch order within a chunk and class: largest cell bound first
+    mat_m, mat_max, mrow = _mat_stats(sub)
+    iso, iso_cls = _isolated(sub, qlen, tlen, mat_m, mat_max, mode)
+    # upload chunks: contiguous job ranges of about CHUNK_BYTES of sequence, sent in order
     seqb = sub.qoff + sub.toff
     nch = int(min(MAX_CHUNKS, max(1, seqb[-1] // CHUNK_BYTES)))
     cut = np.searchsorted(seqb, np.arange(1, nch) * (seqb[-1] / nch)) if nch > 1 else np.zeros(0, np.int64)
-    bounds = np.unique(np.concatenate([[0], cut, [n]]))
+    bounds = np.unique(np.concatenate([[0], cut, [n]])).astype(np.int64)
     nch = len(bounds) - 1
-    est = band * tlen + qlen
-    chunk_of = np.repeat(np.arange(nch), np.diff(bounds))
-    cmax = np.maximum.reduceat(est, bounds[:-1])
-    rank = np.empty(nch, np.int64)
-    rank[np.argsort(-cmax, kind="stable")] = np.arange(nch)
-    nbk = 1 << 9
-    size_key = nbk - 1 - np.minimum(np.log2(est + 1) * 16, nbk - 1).astype(np.int64)
-    ncls = len(RING) + 1
-    seg = rank[chunk_of] * ncls + (cls + 1)
-    key = seg * nbk + size_key  # < 6 * 11 * 512 < 2**16: numpy's stable sort of uint16 is a radix sort
-    order = np.argsort(key.astype(np.uint16 if nch * ncls * nbk <= 1 << 16 else np.int64), kind="stable")
-    order = order.astype(np.int32)
-    seg_cnt = np.bincount(seg, minlength=nch * ncls)
-    seg_start = np.concatenate([[0], np.cumsum(seg_cnt)])
-    for ci in range(-1, len(RING)):
-        c = int((cls == ci).sum())
-        if c:
-            stats["classes"]["thread" if ci < 0 else "ring%dx%d" % RING[ci]] = c
+    skip = np.zeros(n if len(iso) else 1, np.uint8)
+    skip[iso] = 1
     mod = load_module("ksw_extend2.cu")
-    stats["t_prep"] = time.perf_counter() - t_start
-
-    t0 = time.perf_counter()
-    upload = os.environ.get("GPUEXT_KSW2_UPLOAD", "pinned")
-    fns = {ci: mod.get_function("ksw_extend2_ring%dx%d" % RING[ci]) for ci in range(len(RING))}
-    d_q = cupy.empty(max(int(sub.qoff[-1]), 1), np.uint8)
-    d_t = cupy.empty(max(int(sub.toff[-1]), 1), np.uint8)
-    d_qoff, d_toff = cupy.asarray(sub.qoff), cupy.asarray(sub.toff)
-    d_prm, d_order = cupy.asarray(prm.reshape(-1)), cupy.asarray(order)
-    d_mrow = cupy.asarray(mrow.reshape(-1).view(np.uint32))
-    d_res = cupy.empty(n * 6, np.int32)
-    d_cells = cupy.empty(n, np.int64)
-    copy_st = cupy.cuda.Stream(non_blocking=True)
-    streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(nch + 1)]  # [0]: thread kernel
-    cq, ct = np.diff(sub.qoff[bounds]), np.diff(sub.toff[bounds])
-    slot = int(cq.max() + ct.max())
-    pinned = _pinned_buffer(2 * slot) if upload == "pinned" else None
-    slot_ev = [None, None]  # the copy that last read each half of the staging buffer
-    cupy.cuda.Device().synchronize()  # the small arrays are on the device
-    stats["t_h2d_small"] = time.perf_counter() - t0
-    thread_jobs, events, launches = [], [], []
-    for r in range(nch):
-        ch = int(np.flatnonzero(rank == r)[0])
-        a, b = int(bounds[ch]), int(bounds[ch + 1])
-        qa, qb, ta, tb = int(sub.qoff[a]), int(sub.qoff[b]), int(sub.toff[a]), int(sub.toff[b])
-        with copy_st:
-            if pinned is None:
-                _upload(d_q[qa:qb], sub.qseq[qa:qb], copy_st, None)
-                _upload(d_t[ta:tb], sub.tseq[ta:tb], copy_st, None)
-            else:
-                h = r & 1
-                if slot_ev[h] is not None:
-                    slot_ev[h].synchronize()  # that half is free again
-                buf = pinned[h * slot:(h + 1) * slot]
-                _upload(d_q[qa:qb], sub.qseq[qa:qb], copy_st, buf[:qb - qa])
-                _upload(d_t[ta:tb], sub.tseq[ta:tb], copy_st, buf[qb - qa:])
-            ev = copy_st.record()
-            slot_ev[r & 1] = ev
-        events.append(ev)
-        stats["chunks"] += 1
-        for ci in reversed(range(len(RING))):
-            s0, s1 = int(seg_start[r * ncls + ci + 1]), int(seg_start[r * ncls + ci + 2])
+    fns = [mod.get_function("ksw_extend2_ring%dx%d" % r) for r in RING]
+    k_plan = mod.get_function("ksw_extend2_plan")
+    main, copy_st, *chunk_st = _streams(2 + nch + 1)   # chunk_st[-1]: the isolated jobs
+    i32 = np.int32
+    small = [sub.qoff, sub.toff, sub.h0, sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins,
+             sub.e_ins, sub.mat_id, mat_max, mat_m, skip, bounds, np.arange(nch, dtype=i32),
+             mrow.reshape(-1), iso.astype(i32)]
+    up = Staging(small + [sub.qseq, sub.tseq], copy_st)
+    NQ, NT = len(small), len(small) + 1
+    t_h2d = 0.0
+    try:
+        for i in range(len(small)):
+            up.send(i, threaded=False)
+        # the isolated jobs' sequences first, then the chunks' ranges without them
+        iso_q = sorted((int(sub.qoff[k]), int(sub.qoff[k + 1])) for k in iso)
+        iso_t = sorted((int(sub.toff[k]), int(sub.toff[k + 1])) for k in iso)
+        for a, b in iso_q:
+            up.send(NQ, a, b, threaded=False)
+        for a, b in iso_t:
+            up.send(NT, a, b, threaded=False)
+        ev_small = up.ready()
+        chunk_futs = []
+        for r in range(nch):
+            a, b = int(bounds[r]), int(bounds[r + 1])
+            f0 = len(up.futs)
+            for arr, lo, hi, holes in ((NQ, sub.qoff[a], sub.qoff[b], iso_q), (NT, sub.toff[a], sub.toff[b], iso_t)):
+                p = int(lo)
+                for x, y in holes:
+                    if x >= int(hi) or y <= p:
+                        continue
+                    if x > p:
+                        up.send(arr, p, x)
+                    p = y
+                if p < int(hi):
+                    up.send(arr, p, int(hi))
+            chunk_futs.append(up.futs[f0:])
+        d_qoff, d_toff = up.view(0, np.int64), up.view(1, np.int64)
+        d_h0, d_w, d_eb, d_zd, d_od, d_ed, d_oi, d_ei, d_mid, d_mmax, d_mm = (up.view(i, i32) for i in range(2, 13))
+        d_skip, d_bounds, d_rank = up.view(13, np.uint8), up.view(14, np.int64), up.view(15, i32)
+        d_mrow, d_iso = up.view(16, np.uint32), up.view(17, i32)
+        d_q, d_t = up.view(NQ, np.uint8), up.view(NT, np.uint8)
+        with main:
+            main.wait_event(ev_small)
+            d_prm = cupy.empty(n * N_PRM2, i32)
+            d_key = cupy.empty(n, i32)
+            d_hist = cupy.zeros(nch * NCLS + 1, np.uint32)
+            d_res = cupy.empty(n * 6, i32)
+            d_cells = cupy.empty(n, np.int64)
+            k_plan(((n + 255) // 256,), (256,),
+                   (i32(n), d_qoff, d_toff, d_h0, d_w, d_eb, d_zd, d_od, d_ed, d_oi, d_ei, d_mid, d_mmax, d_mm,
+                    d_skip if len(iso) else np.uintp(0), i32(MODES[mode]), i32(nch), d_bounds, d_rank, d_prm,
+                    d_key, d_hist))
+            ev_plan = main.record()
+        common = (d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, d_cells)
+        if split:
+            up.ready().synchronize()
+        if len(iso):   # first on the device, so that their blocks find empty SMs
+            st = chunk_st[-1]
+            st.wait_event(ev_plan)
+            with st:
+                for ci in np.unique(iso_cls)[::-1]:   # iso is ordered by class, then size
+                    a, b = np.flatnonzero(iso_cls == ci)[[0, -1]]
+                    fn = fns[int(ci)]
+                    fn.max_dynamic_shared_size_bytes = ISO_SMEM
+                    _launch_ring(fn, 32, int(b - a + 1), 32 * ISO_WARPS, (d_iso[a:b + 1], i32(b - a + 1)) + common,
+                                 ISO_SMEM)
+        with main:
+            d_order = cupy.argsort(d_key).astype(i32)
+            h_hist = cupy.asnumpy(d_hist, stream=main)
+        seg_start = np.concatenate([[0], np.cumsum(h_hist.astype(np.int64))])
+        for c in range(NCLS):
+            cnt = int(h_hist[c:nch * NCLS:NCLS].sum())
+            if cnt:
+                stats["classes"]["thread" if c == 0 else "ring%dx%d" % RING[c - 1]] = cnt
+        if len(iso):
+            stats["classes"]["isolated"] = len(iso)
+        ev_order = main.record()
+        stats["t_prep"] = time.perf_counter() - t_start
+        t0 = time.perf_counter()
+        thread_jobs = []
+        for r in range(nch):
+            for f in chunk_futs[r]:
+                f.result()
+            ev = copy_st.record()   # after this chunk's pieces (and any others enqueued by now)
+            st = chunk_st[r]
+            st.wait_event(ev)
+            st.wait_event(ev_order)
+            stats["chunks"] += 1
+            with st:
+                for c in reversed(range(1, NCLS)):
+                    s0, s1 = int(seg_start[r * NCLS + c]), int(seg_start[r * NCLS + c + 1])
+                    if s1 > s0:
+                        g = RING[c - 1][0]
+                        _launch_ring(fns[c - 1], g, s1 - s0, BLOCK, (d_order[s0:s1], i32(s1 - s0)) + common)
+            s0, s1 = int(seg_start[r * NCLS]), int(seg_start[r * NCLS + 1])
             if s1 > s0:
-                launches.append((ci, s0, s1, ev, streams[r + 1]))
-        s0, s1 = int(seg_start[r * ncls]), int(seg_start[r * ncls + 1])
-        if s1 > s0:
-            thread_jobs.append(order[s0:s1])
-        if not split:
-            launches = _launch(launches, fns, streams, d_order, d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res,
-                               d_cells)
-    if split:  # every upload done first, then the kernels alone
+                thread_jobs.append((s0, s1))
+        t_h2d = time.perf_counter() - t0
+        t_k = time.perf_counter()
+        if thread_jobs:
+            st = chunk_st[0]
+            for s in chunk_st[:nch]:
+                st.wait_event(s.record())
+            with st:
+                sel = np.concatenate([cupy.asnumpy(d_order[a:b]) for a, b in thread_jobs]).astype(np.int64)
+                _run_thread(mod, sub, sel, qlen, budget, d_q, d_qoff, d_t, d_toff, d_res, d_cells, stats)
+        for s in [main] + chunk_st:
+            s.synchronize()
+        stats["t_kernel"] = time.perf_counter() - t_k
+    finally:
+        up.close()
         copy_st.synchronize()
-        stats["t_h2d"] = time.perf_counter() - t0
-        t_k = time.perf_counter()
-        _launch(launches, fns, streams, d_order, d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, d_cells)
-    else:
-        stats["t_h2d"] = time.perf_counter() - t0  # host side of the uploads, overlapped with the kernels
-        t_k = time.perf_counter()
-    if thread_jobs:
-        for ev in events:
-            streams[0].wait_event(ev)
-        with streams[0]:
-            _run_thread(mod, sub, np.concatenate(thread_jobs), qlen, budget, d_q, d_qoff, d_t, d_toff, mats,
-                        mat_off, mat_m, d_res, d_cells, stats)
-    for st in streams:
-        st.synchronize()
-    stats["t_kernel"] = time.perf_counter() - t_k
     t_d = time.perf_counter()
-    h = cupy.asnumpy(d_res).reshape(n, 6)
-    stats["cells"] = cupy.asnumpy(d_cells)
+    out_buf = pinned_buffer("extend2-out", n * 6 * 4 + n * 8)
+    h = out_buf[:n * 24].view(i32).reshape(n, 6)
+    cells = out_buf[n * 24:n * 32].view(np.int64)
+    d_res.get(stream=main, out=h.reshape(-1))
+    d_cells.get(stream=main, out=cells)
+    main.synchronize()
+    h = h.copy()
+    stats["cells"] = cells.copy()
     out = ExtendResults(*(h[:, f] for f in range(6)))
+    stats["t_h2d"] = t_h2d
     stats["t_d2h"] = time.perf_counter() - t_d
     stats["t_total"] = time.perf_counter() - t_start
     last_stats.clear()
@@ -305,13 +364,13 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     return out
 
 
-def _run_thread(mod, sub, jobs_t, qlen, budget, d_q, d_qoff, d_t, d_toff, mats, mat_off, mat_m, d_res, d_cells,
-                stats) -> None:
+def _run_thread(mod, sub, jobs_t, qlen, budget, d_q, d_qoff, d_t, d_toff, d_res, d_cells, stats) -> None:
     """The thread kernel over jobs_t (on the current stream): 32 jobs of similar size per warp, their row
     buffers interleaved in an arena cut into chunks that fit the memory budget."""
     import cupy
 
     fn = mod.get_function("ksw_extend2_thread")
+    mats, mat_off, mat_m = _mat_tables(sub)
     prm = np.stack([sub.h0, sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins, sub.e_ins,
                     sub.mat_id], axis=1).astype(np.int32)
     d_prm = cupy.asarray(prm.reshape(-1))

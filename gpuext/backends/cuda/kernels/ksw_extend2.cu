@@ -27,6 +27,8 @@
 //                           global memory (eh arena, qlen+1 int2 {h, e}, initialised as
 //                           ksw.c:430-432), the rows of a warp's 32 jobs interleaved (element j of
 //                           lane l at base + 32*j + l); for the jobs no ring holds.
+//   ksw_extend2_plan        one thread per job: the clamped band, the kernel class, the launch key and
+//                           the ring kernels' per-job record (the launcher's host does no per-job work).
 // The launcher only sends jobs that pass its supports().
 
 #define KSW2_NEG (-0x40000000)
@@ -249,9 +251,16 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 	const uint2 *mr = mrow + (long long)(matf & ~Q_PACK_BIT) * 8;
 	const int oe_del = o_del + e_del, oe_ins = o_ins + e_ins;
 	const int v1 = h0 > oe_ins ? h0 - oe_ins : 0; // eh[1].h of row -1
+	// Row -1 (ksw.c:430-432) in the slots of the first band: slot p holds column p while beg = 0.
+	// Afterwards a row's band reaches at most one column the buffer has not held, xcol = end_prev + 1
+	// (the next end is at most the last non-zero column + 2 <= end_prev + 2): its input is the row -1
+	// value if no row wrote it yet (xcol > hi_w), else 0 (see above), e = 0.
 	int H[C], E[C];
 #pragma unroll
-	for (int c = 0; c < C; ++c) H[c] = 0, E[c] = 0;
+	for (int c = 0; c < C; ++c) {
+		const int j = gl * C + c;
+		H[c] = j == 0 ? h0 : (v1 - (j - 1) * e_ins > 0 ? v1 - (j - 1) * e_ins : 0), E[c] = 0;
+	}
 	int max = h0, max_i = -1, max_j = -1, max_ie = -1, gscore = -1, max_off = 0;
 	int beg = 0, end = qlen, end_prev = -1, hi_w = -1;
 	long long ncell = 0;
@@ -268,39 +277,34 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 		h1i = beg == 0 && h1i > 0 ? h1i : 0;
 		ncell += end - beg;
 		const int bmod = beg % R, lb = bmod / C, L = (gl - lb) & (G - 1);
-		// [2] M and E(i+1,.) from the previous row; V_j = T_j + j*e_ins and its in-lane prefix max
-		int jj[C], hv[C], lx[C], qc[C];
+		const int xcol = i == 0 ? -1 : end_prev + 1;
+		const int xh = xcol > hi_w ? (v1 - (xcol - 1) * e_ins > 0 ? v1 - (xcol - 1) * e_ins : 0) : 0; // xcol >= 1
+		// [2] M and E(i+1,.) from the previous row; V_j = T_j + j*e_ins and its in-lane prefix max.
+		// Branch-free over the slots (every slot computes, the band selects), so the C slots' chains
+		// interleave; a slot's column j is in [beg, beg + R), its query byte read at min(j, qlen - 1).
+		int jj[C], hv[C], lx[C];
+		int run = KSW2_NEG;
 #pragma unroll
 		for (int c = 0; c < C; ++c) {
 			int d = gl * C + c - bmod;
 			d += d < 0 ? R : 0;
-			jj[c] = beg + d;
-			qc[c] = jj[c] < end ? __ldg(query + jj[c]) : 0;
-		}
-		int run = KSW2_NEG;
-#pragma unroll
-		for (int c = 0; c < C; ++c) {
-			const int j = jj[c];
+			const int j = beg + d;
+			jj[c] = j;
+			const int qb = __ldg(query + (j < qlen ? j : qlen - 1));
+			const bool in = j < end, x = j == xcol;
+			const int hin = x ? xh : H[c], ein = x ? 0 : E[c];
+			const int sc = (int)(signed char)__byte_perm(tr.x, tr.y, qb);
+			const int M = hin ? hin + sc : 0;
+			int t = M - oe_del;
+			t = t > 0 ? t : 0;
+			const int en = ein - e_del;
+			E[c] = in ? (en > t ? en : t) : E[c];
+			hv[c] = M > ein ? M : ein;
+			t = M - oe_ins;
+			t = t > 0 ? t : 0;
+			const int v = in ? t + j * e_ins : KSW2_NEG;
 			lx[c] = run;
-			if (j < end) {
-				int hin = H[c], ein = E[c];
-				if (j > end_prev) {
-					int r0 = j == 0 ? h0 : v1 - (j - 1) * e_ins;
-					hin = j > hi_w && r0 > 0 ? r0 : 0;
-					ein = 0;
-				}
-				const int sc = (int)(signed char)__byte_perm(tr.x, tr.y, qc[c]);
-				const int M = hin ? hin + sc : 0;
-				int t = M - oe_del;
-				t = t > 0 ? t : 0;
-				int en = ein - e_del;
-				E[c] = en > t ? en : t;
-				hv[c] = M > ein ? M : ein;
-				t = M - oe_ins;
-				t = t > 0 ? t : 0;
-				const int v = t + j * e_ins;
-				run = run > v ? run : v;
-			}
+			run = run > v ? run : v;
 		}
 		// [3] exclusive scan of the lanes' prefix maxima in logical lane order
 		int inc = run;
@@ -311,23 +315,34 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 		}
 		int exc = __shfl_sync(gmask, inc, (gl - 1) & (G - 1), G);
 		if (L == 0) exc = KSW2_NEG;
-		// [4] H = max(M, E, F); row max with ties to the last column
-		int rmax = 0, rmj = -1, hl = 0;
+		// [4] H = max(M, E, F); row max with ties to the last column (packed: one max per slot)
+		int hl = 0;
+		unsigned rkey = 0;
+		int rmax = 0, rmj = -1;
+#define GX_ROW_H(c, in)                                                   \
+	const int j = jj[c];                                                  \
+	const bool in = j < end;                                              \
+	const int x = exc > lx[c] ? exc : lx[c];                              \
+	const int f = j > beg ? x - (j - 1) * e_ins : 0;                      \
+	const int h = hv[c] > f ? hv[c] : f;                                  \
+	hv[c] = h;                                                            \
+	hl = in ? h : hl;
+		if (pack) {
 #pragma unroll
-		for (int c = 0; c < C; ++c) {
-			const int j = jj[c];
-			if (j < end) {
-				int f = 0;
-				if (j > beg) {
-					const int x = exc > lx[c] ? exc : lx[c];
-					f = x - (j - 1) * e_ins;
-				}
-				const int h = hv[c] > f ? hv[c] : f;
-				hv[c] = h;
-				hl = h;
-				if (h >= rmax) rmax = h, rmj = j;
+			for (int c = 0; c < C; ++c) {
+				GX_ROW_H(c, in)
+				const unsigned key = in ? (unsigned)h << 16 | (unsigned)(j + 1) : 0u;
+				rkey = rkey > key ? rkey : key;
+			}
+		} else {
+#pragma unroll
+			for (int c = 0; c < C; ++c) {
+				GX_ROW_H(c, in)
+				const bool up = in && h >= rmax;
+				rmax = up ? h : rmax, rmj = up ? j : rmj;
 			}
 		}
+#undef GX_ROW_H
 		// [5] eh[j].h = H(i,j-1); first and last non-zero written entries; the row close
 		const int left = __shfl_sync(gmask, hv[C - 1], (gl - 1) & (G - 1), G);
 		const int width = end - beg;
@@ -341,21 +356,17 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 #pragma unroll
 		for (int c = 0; c < C; ++c) {
 			const int j = jj[c];
-			if (j < end) {
-				const int hw = j == beg ? h1i : c == 0 ? left : hv[c - 1];
-				H[c] = hw;
-				if ((hw | E[c]) != 0) {
-					first = first < j ? first : j;
-					last = j;
-				}
-			} else if (j == end) { // ksw.c:485
-				H[c] = h1;
-				E[c] = 0;
-			}
+			const bool in = j < end, close = j == end; // ksw.c:485
+			const int hw = j == beg ? h1i : c == 0 ? left : hv[c - 1];
+			const bool nz = in && (hw | E[c]) != 0;
+			H[c] = in ? hw : close ? h1 : H[c];
+			E[c] = close ? 0 : E[c];
+			first = nz && j < first ? j : first;
+			last = nz ? j : last;
 		}
 		int m, mj;
 		if (pack) {
-			const unsigned key = __reduce_max_sync(gmask, (unsigned)rmax << 16 | (unsigned)(rmj + 1));
+			const unsigned key = __reduce_max_sync(gmask, rkey);
 			m = (int)(key >> 16), mj = (int)(key & 0xffff) - 1;
 		} else {
 			m = __reduce_max_sync(gmask, rmax);
@@ -399,3 +410,67 @@ GX_RING_KERNEL(32, 7)
 GX_RING_KERNEL(32, 10)
 GX_RING_KERNEL(32, 13)
 GX_RING_KERNEL(32, 16)
+
+
+// ---------------------------------------------------------------------------------------------
+// Planning on the device. One thread per job k: the clamped band w' (ksw.c:434-444 in the same
+// double arithmetic, as clamp_band), band = min(qlen, 2w'+1), the kernel class (the first ring of
+// RING that holds the whole row, qlen + 1 <= G*C, or the band with a lane to spare, band <= G*C - C;
+// 0 = the thread kernel), the ring record prm2 and the launch key: segment (upload rank of the
+// job's chunk, class), then the cell bound band*tlen + qlen in 1/16-octave buckets, largest first.
+// Jobs with skip[k] (run elsewhere) get the segment nch*NCLS, after every launched one.
+// hist[seg] counts the jobs per segment. mode: 0 auto, 1 warp (rings of 32 lanes only), 2 thread.
+// ---------------------------------------------------------------------------------------------
+#define N_RING 10
+#define NCLS (N_RING + 1)
+__constant__ int ring_g[N_RING] = {8, 8, 16, 16, 16, 32, 32, 32, 32, 32};
+__constant__ int ring_c[N_RING] = {2, 4, 4, 6, 8, 5, 7, 10, 13, 16};
+
+extern "C" __global__ void __launch_bounds__(256) ksw_extend2_plan(
+	int n, const long long *__restrict__ qoff, const long long *__restrict__ toff, const int *__restrict__ h0v,
+	const int *__restrict__ wv, const int *__restrict__ ebv, const int *__restrict__ zdv, const int *__restrict__ odv,
+	const int *__restrict__ edv, const int *__restrict__ oiv, const int *__restrict__ eiv, const int *__restrict__ midv,
+	const int *__restrict__ mat_max, const int *__restrict__ mat_m, const unsigned char *__restrict__ skip, int mode,
+	int nch, const long long *__restrict__ bounds, const int *__restrict__ rank, int *__restrict__ prm2,
+	int *__restrict__ key, unsigned int *__restrict__ hist)
+{
+	__shared__ unsigned int h[6 * NCLS + 1];
+	const int nseg = nch * NCLS + 1;
+	for (int i = threadIdx.x; i < nseg; i += blockDim.x) h[i] = 0;
+	__syncthreads();
+	const int k = blockIdx.x * blockDim.x + threadIdx.x;
+	if (k < n) {
+		const int qlen = (int)(qoff[k + 1] - qoff[k]), tlen = (int)(toff[k + 1] - toff[k]);
+		const int h0 = h0v[k], eb = ebv[k], od = odv[k], ed = edv[k], oi = oiv[k], ei = eiv[k], mid = midv[k];
+		const int mx = mat_max[mid], msz = mat_m[mid];
+		int w = wv[k];
+		int max_ins = (int)((double)(qlen * mx + eb - oi) / ei + 1.);
+		max_ins = max_ins > 1 ? max_ins : 1;
+		w = w < max_ins ? w : max_ins;
+		int max_del = (int)((double)(qlen * mx + eb - od) / ed + 1.);
+		max_del = max_del > 1 ? max_del : 1;
+		w = w < max_del ? w : max_del;
+		const long long band = qlen < 2LL * w + 1 ? (long long)qlen : 2LL * w + 1;
+		int cls = 0;
+		if (mode != 2 && msz <= 8)
+			for (int i = 0; i < N_RING; ++i) {
+				const int g = ring_g[i], R = g * ring_c[i];
+				if ((mode == 0 || g == 32) && (qlen + 1 <= R || band <= R - ring_c[i])) { cls = i + 1; break; }
+			}
+		const bool pack = qlen < 65535 && (long long)h0 + (long long)(qlen + 1) * mx < 65535 && od + ed >= 0 && oi + ei >= 0;
+		int *p = prm2 + (long long)k * N_PRM2;
+		p[Q_H0] = h0, p[Q_W] = w, p[Q_ZDROP] = zdv[k], p[Q_O_DEL] = od, p[Q_E_DEL] = ed;
+		p[Q_O_INS] = oi, p[Q_E_INS] = ei, p[Q_MAT] = mid | (pack ? Q_PACK_BIT : 0);
+		int ch = 0;
+		while (ch + 1 < nch && k >= bounds[ch + 1]) ++ch;
+		const int seg = skip && skip[k] ? nch * NCLS : rank[ch] * NCLS + cls;
+		const long long est = band * tlen + qlen;
+		int b = (int)(log2((double)est + 1.) * 16.);
+		b = b < 511 ? b : 511;
+		key[k] = seg * 512 + (511 - b);
+		atomicAdd(&h[seg], 1u);
+	}
+	__syncthreads();
+	for (int i = threadIdx.x; i < nseg; i += blockDim.x)
+		if (h[i]) atomicAdd(hist + i, h[i]);
+}
