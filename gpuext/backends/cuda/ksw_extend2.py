@@ -13,15 +13,13 @@ does no per-job work beyond a few whole-array checks):
    smallest ring kernel `ksw_extend2_ring{G}x{C}` - a group of G lanes per job, 32/G jobs per
    warp, the row buffer in registers as a ring of G*C slots - whose ring holds the whole row or
    the band with a lane to spare; else `ksw_extend2_thread`, a thread per job with its row buffer
-   in global memory), the ring kernels' record and a sort key; one argsort gives the launch order
-   and one small read-back the jobs per (chunk, class);
-2. long jobs (the critical path of long-read dumps: ISO_*) are found on the host from the few jobs
-   with many rows; their sequences go up first and they run first, four per block with the SM's
-   whole shared memory, so that no other warp shares their schedulers;
-3. the sequences go up in chunks (at most MAX_CHUNKS contiguous job ranges of about CHUNK_BYTES);
-   each chunk's kernels start on the chunk's own stream as soon as it has landed (classes of larger
-   rings first, jobs by cell bound, largest first), so the tail of one kernel overlaps the others;
-4. the results and cells come back through a pinned buffer.
+   in global memory), the ring kernels' record and its launch segment (chunk, class, size bucket);
+   one small read-back of the jobs per segment, then `ksw_extend2_order` places every job in its
+   segment (a counting sort);
+2. the sequences go up in chunks (at most MAX_CHUNKS contiguous job ranges of about CHUNK_BYTES, the
+   one with the job of most rows first); each chunk's kernels start on the chunk's own stream as soon as it has landed (classes of larger
+   rings first, then larger cell bounds), so the tail of one kernel overlaps the others;
+3. the results and cells come back through a pinned buffer.
 
 Device buffers (all owned by `run`, from CuPy's memory pool on the current device, valid until the
 results are back on the host): the staged inputs and sequences, the per-job records, launch order,
@@ -105,12 +103,8 @@ N_PRM2 = 8                    # Q_* of the kernel
 NCLS = len(RING) + 1          # kernel classes: 0 = thread kernel, 1 + i = RING[i]
 MODES = {"auto": 0, "warp": 1, "thread": 2}
 CHUNK_BYTES = 4 << 20         # sequence bytes per upload chunk (kernels of a chunk start when it lands)
-MAX_CHUNKS = 6                # the kernel's plan histogram holds 6 chunks
-ISO_MIN_ROWS = 4096           # a job of fewer target rows is never isolated
-ISO_SHARE = 0.25              # ... nor one whose cell bound is under this share of the largest job's
-ISO_MAX = 4 * 32              # isolated jobs: 4 per SM (a warp per scheduler), on at most 32 SMs
-ISO_SMEM = 227 * 1024         # dynamic shared memory of an isolating block: the whole SM (sm_90)
-ISO_WARPS = 4
+MAX_CHUNKS = 6                # the kernel's plan histogram holds 6 chunks x NCLS classes x NSIZE sizes
+NSIZE = 8                     # size buckets per (chunk, class) segment of the launch order
 
 
 def _mat_stats(jobs: ExtendJobs):
@@ -138,43 +132,6 @@ def _classes(qlen: np.ndarray, band: np.ndarray, msz: np.ndarray, mode: str) -> 
     cls = np.where(k < len(idx), idx[np.minimum(k, len(idx) - 1)], -1).astype(np.int32)
     cls[msz > RING_M_MAX] = -1
     return cls
-
-
-def _band_w(sub: ExtendJobs, idx, qlen, mat_max) -> np.ndarray:
-    """ExtendJobs.band_w (ksw.c:434-444) of the jobs idx only."""
-    q = qlen[idx].astype(np.int64)
-    mx = mat_max[sub.mat_id[idx]].astype(np.int64)
-    w = sub.w[idx].astype(np.int64)
-    for o, e in ((sub.o_ins, sub.e_ins), (sub.o_del, sub.e_del)):
-        num = (q * mx + sub.end_bonus[idx] - o[idx]).astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lim = np.trunc(num / e[idx].astype(np.float64) + 1.0)
-        lim = np.where(np.isfinite(lim), np.clip(lim, -2**31, 2**31 - 1), 1).astype(np.int64)
-        w = np.minimum(w, np.maximum(lim, 1))
-    return w
-
-
-def _isolated(sub: ExtendJobs, qlen, tlen, mat_m, mat_max, mode: str) -> tuple[np.ndarray, np.ndarray]:
-    """The long jobs that get SMs of their own (indices, by class, then largest first) and their ring
-    classes.
-
-    A warp-per-job ring kernel's row is a chain of dependent steps, so a long job's time is its rows
-    times that latency, longer still when other warps share its scheduler. The jobs with at least
-    ISO_MIN_ROWS rows and ISO_SHARE of the largest cell bound (at most ISO_MAX, a 32-lane ring
-    each) run first, ISO_WARPS per block with the SM's whole shared memory: no other block shares
-    their SM and each warp has a scheduler of its own."""
-    none = np.zeros(0, np.int64), np.zeros(0, np.int32)
-    cand = np.flatnonzero(tlen >= ISO_MIN_ROWS)
-    if not len(cand) or mode == "thread":
-        return none
-    band = np.minimum(qlen[cand], 2 * _band_w(sub, cand, qlen, mat_max) + 1)
-    cls = _classes(qlen[cand], band, mat_m[sub.mat_id[cand]], mode)
-    est = band * tlen[cand].astype(np.int64)
-    ok = (cls >= 0) & (np.array([g for g, _ in RING])[cls] == 32) & (est >= ISO_SHARE * est.max())
-    sel = np.flatnonzero(ok)
-    sel = sel[np.argsort(-est[sel], kind="stable")][:ISO_MAX]
-    sel = sel[np.argsort(-cls[sel], kind="stable")]   # by class (one launch each), then size
-    return cand[sel], cls[sel]
 
 
 def _launch_ring(fn, g, nj, block, args, shm=0):
@@ -224,93 +181,65 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
             or sub.mat_id.min() < 0 or sub.mat_id.max() >= len(sub.mats) or (qlen + 1).max() * 8 > budget):
         raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
     mat_m, mat_max, mrow = _mat_stats(sub)
-    iso, iso_cls = _isolated(sub, qlen, tlen, mat_m, mat_max, mode)
-    # upload chunks: contiguous job ranges of about CHUNK_BYTES of sequence, sent in order
+    # upload chunks: contiguous job ranges of about CHUNK_BYTES of sequence; the chunk with the job of
+    # most rows goes first (a long job's time is its rows times the row latency: start it first)
     seqb = sub.qoff + sub.toff
     nch = int(min(MAX_CHUNKS, max(1, seqb[-1] // CHUNK_BYTES)))
     cut = np.searchsorted(seqb, np.arange(1, nch) * (seqb[-1] / nch)) if nch > 1 else np.zeros(0, np.int64)
     bounds = np.unique(np.concatenate([[0], cut, [n]])).astype(np.int64)
     nch = len(bounds) - 1
-    skip = np.zeros(n if len(iso) else 1, np.uint8)
-    skip[iso] = 1
+    up_order = np.argsort(-np.maximum.reduceat(tlen, bounds[:-1]), kind="stable")   # chunks in upload order
+    rank = np.empty(nch, np.int32)
+    rank[up_order] = np.arange(nch)
     mod = load_module("ksw_extend2.cu")
     fns = [mod.get_function("ksw_extend2_ring%dx%d" % r) for r in RING]
-    k_plan = mod.get_function("ksw_extend2_plan")
-    main, copy_st, *chunk_st = _streams(2 + nch + 1)   # chunk_st[-1]: the isolated jobs
+    k_plan, k_order = mod.get_function("ksw_extend2_plan"), mod.get_function("ksw_extend2_order")
+    main, copy_st, *chunk_st = _streams(2 + nch)
     i32 = np.int32
     small = [sub.qoff, sub.toff, sub.h0, sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins,
-             sub.e_ins, sub.mat_id, mat_max, mat_m, skip, bounds, np.arange(nch, dtype=i32),
-             mrow.reshape(-1), iso.astype(i32)]
+             sub.e_ins, sub.mat_id, mat_max, mat_m, bounds, rank, mrow.reshape(-1)]
     up = Staging(small + [sub.qseq, sub.tseq], copy_st)
     NQ, NT = len(small), len(small) + 1
-    t_h2d = 0.0
+    nseg = nch * NCLS * NSIZE
     try:
         for i in range(len(small)):
-            up.send(i, threaded=False)
-        # the isolated jobs' sequences first, then the chunks' ranges without them
-        iso_q = sorted((int(sub.qoff[k]), int(sub.qoff[k + 1])) for k in iso)
-        iso_t = sorted((int(sub.toff[k]), int(sub.toff[k + 1])) for k in iso)
-        for a, b in iso_q:
-            up.send(NQ, a, b, threaded=False)
-        for a, b in iso_t:
-            up.send(NT, a, b, threaded=False)
+            up.send(i)
         ev_small = up.ready()
         chunk_futs = []
-        for r in range(nch):
-            a, b = int(bounds[r]), int(bounds[r + 1])
+        for ch in up_order:
             f0 = len(up.futs)
-            for arr, lo, hi, holes in ((NQ, sub.qoff[a], sub.qoff[b], iso_q), (NT, sub.toff[a], sub.toff[b], iso_t)):
-                p = int(lo)
-                for x, y in holes:
-                    if x >= int(hi) or y <= p:
-                        continue
-                    if x > p:
-                        up.send(arr, p, x)
-                    p = y
-                if p < int(hi):
-                    up.send(arr, p, int(hi))
+            a, b = int(bounds[ch]), int(bounds[ch + 1])
+            up.send(NQ, int(sub.qoff[a]), int(sub.qoff[b]))
+            up.send(NT, int(sub.toff[a]), int(sub.toff[b]))
             chunk_futs.append(up.futs[f0:])
         d_qoff, d_toff = up.view(0, np.int64), up.view(1, np.int64)
         d_h0, d_w, d_eb, d_zd, d_od, d_ed, d_oi, d_ei, d_mid, d_mmax, d_mm = (up.view(i, i32) for i in range(2, 13))
-        d_skip, d_bounds, d_rank = up.view(13, np.uint8), up.view(14, np.int64), up.view(15, i32)
-        d_mrow, d_iso = up.view(16, np.uint32), up.view(17, i32)
+        d_bounds, d_rank, d_mrow = up.view(13, np.int64), up.view(14, i32), up.view(15, np.uint32)
         d_q, d_t = up.view(NQ, np.uint8), up.view(NT, np.uint8)
         with main:
             main.wait_event(ev_small)
             d_prm = cupy.empty(n * N_PRM2, i32)
-            d_key = cupy.empty(n, i32)
-            d_hist = cupy.zeros(nch * NCLS + 1, np.uint32)
+            d_seg = cupy.empty(n, i32)
+            d_hist = cupy.zeros(nseg, np.uint32)
+            d_order = cupy.empty(n, i32)
             d_res = cupy.empty(n * 6, i32)
             d_cells = cupy.empty(n, np.int64)
-            k_plan(((n + 255) // 256,), (256,),
-                   (i32(n), d_qoff, d_toff, d_h0, d_w, d_eb, d_zd, d_od, d_ed, d_oi, d_ei, d_mid, d_mmax, d_mm,
-                    d_skip if len(iso) else np.uintp(0), i32(MODES[mode]), i32(nch), d_bounds, d_rank, d_prm,
-                    d_key, d_hist))
-            ev_plan = main.record()
+            grid = ((n + 255) // 256,)
+            k_plan(grid, (256,), (i32(n), d_qoff, d_toff, d_h0, d_w, d_eb, d_zd, d_od, d_ed, d_oi, d_ei, d_mid, d_mmax,
+                                  d_mm, i32(MODES[mode]), i32(nch), d_bounds, d_rank, d_prm, d_seg, d_hist))
+            h_hist = cupy.asnumpy(d_hist, stream=main)
+            d_start = cupy.asarray(np.concatenate([[0], np.cumsum(h_hist[:-1], dtype=np.int64)]).astype(np.uint32))
+            k_order(grid, (256,), (i32(n), d_seg, d_start, d_order))
+            ev_order = main.record()
+        seg_start = np.concatenate([[0], np.cumsum(h_hist, dtype=np.int64)])
+        cls_of = (np.arange(nseg) // NSIZE) % NCLS
+        for c in range(NCLS):
+            cnt = int(h_hist[cls_of == c].sum())
+            if cnt:
+                stats["classes"]["thread" if c == 0 else "ring%dx%d" % RING[c - 1]] = cnt
         common = (d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, d_cells)
         if split:
             up.ready().synchronize()
-        if len(iso):   # first on the device, so that their blocks find empty SMs
-            st = chunk_st[-1]
-            st.wait_event(ev_plan)
-            with st:
-                for ci in np.unique(iso_cls)[::-1]:   # iso is ordered by class, then size
-                    a, b = np.flatnonzero(iso_cls == ci)[[0, -1]]
-                    fn = fns[int(ci)]
-                    fn.max_dynamic_shared_size_bytes = ISO_SMEM
-                    _launch_ring(fn, 32, int(b - a + 1), 32 * ISO_WARPS, (d_iso[a:b + 1], i32(b - a + 1)) + common,
-                                 ISO_SMEM)
-        with main:
-            d_order = cupy.argsort(d_key).astype(i32)
-            h_hist = cupy.asnumpy(d_hist, stream=main)
-        seg_start = np.concatenate([[0], np.cumsum(h_hist.astype(np.int64))])
-        for c in range(NCLS):
-            cnt = int(h_hist[c:nch * NCLS:NCLS].sum())
-            if cnt:
-                stats["classes"]["thread" if c == 0 else "ring%dx%d" % RING[c - 1]] = cnt
-        if len(iso):
-            stats["classes"]["isolated"] = len(iso)
-        ev_order = main.record()
         stats["t_prep"] = time.perf_counter() - t_start
         t0 = time.perf_counter()
         thread_jobs = []
@@ -322,13 +251,14 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
             st.wait_event(ev)
             st.wait_event(ev_order)
             stats["chunks"] += 1
-            with st:
+            base = r * NCLS * NSIZE
+            with st:   # larger rings first; within a class, larger jobs first (segments in that order)
                 for c in reversed(range(1, NCLS)):
-                    s0, s1 = int(seg_start[r * NCLS + c]), int(seg_start[r * NCLS + c + 1])
+                    s0, s1 = int(seg_start[base + c * NSIZE]), int(seg_start[base + (c + 1) * NSIZE])
                     if s1 > s0:
-                        g = RING[c - 1][0]
-                        _launch_ring(fns[c - 1], g, s1 - s0, BLOCK, (d_order[s0:s1], i32(s1 - s0)) + common)
-            s0, s1 = int(seg_start[r * NCLS]), int(seg_start[r * NCLS + 1])
+                        _launch_ring(fns[c - 1], RING[c - 1][0], s1 - s0, BLOCK,
+                                     (d_order[s0:s1], i32(s1 - s0)) + common)
+            s0, s1 = int(seg_start[base]), int(seg_start[base + NSIZE])
             if s1 > s0:
                 thread_jobs.append((s0, s1))
         t_h2d = time.perf_counter() - t0
@@ -347,14 +277,12 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         up.close()
         copy_st.synchronize()
     t_d = time.perf_counter()
-    out_buf = pinned_buffer("extend2-out", n * 6 * 4 + n * 8)
-    h = out_buf[:n * 24].view(i32).reshape(n, 6)
-    cells = out_buf[n * 24:n * 32].view(np.int64)
-    d_res.get(stream=main, out=h.reshape(-1))
-    d_cells.get(stream=main, out=cells)
+    out_buf = pinned_buffer("extend2-out", n * 32)
+    for d_src, off, nb in ((d_res, 0, n * 24), (d_cells, n * 24, n * 8)):
+        cupy.cuda.runtime.memcpyAsync(out_buf.ctypes.data + off, d_src.data.ptr, nb, 2, main.ptr)   # device to host
     main.synchronize()
-    h = h.copy()
-    stats["cells"] = cells.copy()
+    h = out_buf[:n * 24].view(i32).reshape(n, 6).copy()
+    stats["cells"] = out_buf[n * 24:n * 32].view(np.int64).copy()
     out = ExtendResults(*(h[:, f] for f in range(6)))
     stats["t_h2d"] = t_h2d
     stats["t_d2h"] = time.perf_counter() - t_d

@@ -27,8 +27,9 @@
 //                           global memory (eh arena, qlen+1 int2 {h, e}, initialised as
 //                           ksw.c:430-432), the rows of a warp's 32 jobs interleaved (element j of
 //                           lane l at base + 32*j + l); for the jobs no ring holds.
-//   ksw_extend2_plan        one thread per job: the clamped band, the kernel class, the launch key and
-//                           the ring kernels' per-job record (the launcher's host does no per-job work).
+//   ksw_extend2_plan, ksw_extend2_order
+//                           one thread per job: the clamped band, the kernel class, the launch segment
+//                           and the ring kernels' per-job record; the launch order (a counting sort).
 // The launcher only sends jobs that pass its supports().
 
 #define KSW2_NEG (-0x40000000)
@@ -282,7 +283,7 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 		// [2] M and E(i+1,.) from the previous row; V_j = T_j + j*e_ins and its in-lane prefix max.
 		// Branch-free over the slots (every slot computes, the band selects), so the C slots' chains
 		// interleave; a slot's column j is in [beg, beg + R), its query byte read at min(j, qlen - 1).
-		int jj[C], hv[C], lx[C];
+		int jj[C], hv[C], lx[C], je[C]; // je: (j - 1) * e_ins
 		int run = KSW2_NEG;
 #pragma unroll
 		for (int c = 0; c < C; ++c) {
@@ -302,7 +303,8 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 			hv[c] = M > ein ? M : ein;
 			t = M - oe_ins;
 			t = t > 0 ? t : 0;
-			const int v = in ? t + j * e_ins : KSW2_NEG;
+			je[c] = (j - 1) * e_ins;
+			const int v = in ? t + je[c] + e_ins : KSW2_NEG;
 			lx[c] = run;
 			run = run > v ? run : v;
 		}
@@ -323,7 +325,7 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 	const int j = jj[c];                                                  \
 	const bool in = j < end;                                              \
 	const int x = exc > lx[c] ? exc : lx[c];                              \
-	const int f = j > beg ? x - (j - 1) * e_ins : 0;                      \
+	const int f = j > beg ? x - je[c] : 0;                                \
 	const int h = hv[c] > f ? hv[c] : f;                                  \
 	hv[c] = h;                                                            \
 	hl = in ? h : hl;
@@ -413,16 +415,19 @@ GX_RING_KERNEL(32, 16)
 
 
 // ---------------------------------------------------------------------------------------------
-// Planning on the device. One thread per job k: the clamped band w' (ksw.c:434-444 in the same
-// double arithmetic, as clamp_band), band = min(qlen, 2w'+1), the kernel class (the first ring of
-// RING that holds the whole row, qlen + 1 <= G*C, or the band with a lane to spare, band <= G*C - C;
-// 0 = the thread kernel), the ring record prm2 and the launch key: segment (upload rank of the
-// job's chunk, class), then the cell bound band*tlen + qlen in 1/16-octave buckets, largest first.
-// Jobs with skip[k] (run elsewhere) get the segment nch*NCLS, after every launched one.
-// hist[seg] counts the jobs per segment. mode: 0 auto, 1 warp (rings of 32 lanes only), 2 thread.
+// Planning on the device. ksw_extend2_plan, one thread per job k: the clamped band w' (ksw.c:434-444
+// in the same double arithmetic, as clamp_band), band = min(qlen, 2w'+1), the kernel class (the
+// first ring of RING that holds the whole row, qlen + 1 <= G*C, or the band with a lane to spare,
+// band <= G*C - C; 0 = the thread kernel), the ring record prm2 and the launch segment: (upload rank
+// of the job's chunk, class, size bucket of the cell bound band*tlen + qlen, largest first), with
+// hist[seg] counting the jobs per segment. mode: 0 auto, 1 warp (rings of 32 lanes only), 2 thread.
+// ksw_extend2_order then puts each job at the next free place of its segment (start: the
+// exclusive prefix sum of hist): the launch order, segment by segment.
 // ---------------------------------------------------------------------------------------------
 #define N_RING 10
 #define NCLS (N_RING + 1)
+#define NSIZE 8
+#define MAX_CHUNKS 6
 __constant__ int ring_g[N_RING] = {8, 8, 16, 16, 16, 32, 32, 32, 32, 32};
 __constant__ int ring_c[N_RING] = {2, 4, 4, 6, 8, 5, 7, 10, 13, 16};
 
@@ -430,12 +435,12 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extend2_plan(
 	int n, const long long *__restrict__ qoff, const long long *__restrict__ toff, const int *__restrict__ h0v,
 	const int *__restrict__ wv, const int *__restrict__ ebv, const int *__restrict__ zdv, const int *__restrict__ odv,
 	const int *__restrict__ edv, const int *__restrict__ oiv, const int *__restrict__ eiv, const int *__restrict__ midv,
-	const int *__restrict__ mat_max, const int *__restrict__ mat_m, const unsigned char *__restrict__ skip, int mode,
-	int nch, const long long *__restrict__ bounds, const int *__restrict__ rank, int *__restrict__ prm2,
-	int *__restrict__ key, unsigned int *__restrict__ hist)
+	const int *__restrict__ mat_max, const int *__restrict__ mat_m, int mode, int nch,
+	const long long *__restrict__ bounds, const int *__restrict__ rank, int *__restrict__ prm2,
+	int *__restrict__ segv, unsigned int *__restrict__ hist)
 {
-	__shared__ unsigned int h[6 * NCLS + 1];
-	const int nseg = nch * NCLS + 1;
+	__shared__ unsigned int h[MAX_CHUNKS * NCLS * NSIZE];
+	const int nseg = nch * NCLS * NSIZE;
 	for (int i = threadIdx.x; i < nseg; i += blockDim.x) h[i] = 0;
 	__syncthreads();
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -463,14 +468,21 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extend2_plan(
 		p[Q_O_INS] = oi, p[Q_E_INS] = ei, p[Q_MAT] = mid | (pack ? Q_PACK_BIT : 0);
 		int ch = 0;
 		while (ch + 1 < nch && k >= bounds[ch + 1]) ++ch;
-		const int seg = skip && skip[k] ? nch * NCLS : rank[ch] * NCLS + cls;
-		const long long est = band * tlen + qlen;
-		int b = (int)(log2((double)est + 1.) * 16.);
-		b = b < 511 ? b : 511;
-		key[k] = seg * 512 + (511 - b);
+		int b = (int)(log2((double)(band * tlen + qlen) + 1.) / 3.);
+		b = b < NSIZE - 1 ? b : NSIZE - 1;
+		const int seg = (rank[ch] * NCLS + cls) * NSIZE + (NSIZE - 1 - b);
+		segv[k] = seg;
 		atomicAdd(&h[seg], 1u);
 	}
 	__syncthreads();
 	for (int i = threadIdx.x; i < nseg; i += blockDim.x)
 		if (h[i]) atomicAdd(hist + i, h[i]);
+}
+
+extern "C" __global__ void __launch_bounds__(256) ksw_extend2_order(int n, const int *__restrict__ segv,
+                                                                    unsigned int *__restrict__ start,
+                                                                    int *__restrict__ order)
+{
+	const int k = blockIdx.x * blockDim.x + threadIdx.x;
+	if (k < n) order[atomicAdd(start + segv[k], 1u)] = k;
 }
