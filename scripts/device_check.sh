@@ -43,12 +43,18 @@ bench() {
   for row in "big_ont:$T/big_ont.fq.gz" "ecoli_ont:$ONT"; do
     name=${row%%:*}; reads=${row#*:}
     gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
-    b=$(timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 | tee "$OUT/bench_$name.log" \
-        | grep -E "^GPU|^CPU|speedup|differences" | tr '\n' ' ')
-    echo "$b"; table+=("ksw_extd2 $name: $b")
+    for reg in 0 1; do   # GPUEXT_KSW_REG=0: without the register-ring kernels (A/B)
+      b=$(GPUEXT_KSW_REG=$reg timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 \
+          | tee "$OUT/bench_${name}_reg$reg.log" | grep -E "^GPU|^CPU|speedup|differences" | tr '\n' ' ')
+      echo "reg=$reg $b"; table+=("ksw_extd2 $name reg=$reg: $b")
+    done
   done
   echo "== ksw_extend2 on BWA seed dumps"
-  b=$(timeout 150 python3 scripts/bench_ksw_extend2.py --make illumina:100000 --make ont:2000 2>&1 \
+  dumps=(--make illumina:100000 --make ont:2000)   # or the dumps carried in build/dumps (same recipe)
+  if ls build/dumps/*.dump.gz >/dev/null 2>&1; then
+    dumps=(); for f in build/dumps/*.dump.gz; do zcat "$f" > "$T/$(basename "$f" .gz)"; dumps+=(--dump "$T/$(basename "$f" .gz)"); done
+  fi
+  b=$(timeout 200 python3 scripts/bench_ksw_extend2.py "${dumps[@]}" --repeat 5 2>&1 \
       | tee "$OUT/bench_bwa.log" | tail -6 | tr '\n' ' ')
   echo "$b"; table+=("ksw_extend2: $b")
 }

@@ -3,8 +3,9 @@
 Each run draws new jobs (the seed is printed on failure): lengths 1 bp to 50 kb, bands from 0 to
 the whole matrix, Z-drop on and off, end bonus, the flag combinations minimap2 passes (gap fill
 exact and APPROX_MAX, right extension, left extension RIGHT|REV_CIGAR), GENERIC_SC with a
-transition matrix, N bases, and the scoring of map-ont, map-hifi, asm5 and sr. CuPy is imported
-only inside the tests.
+transition matrix, N bases, and the scoring of map-ont, map-hifi, asm5 and sr. Short jobs run in
+the register kernels, the others in the shared- or global-memory ones. CuPy is imported only
+inside the tests.
 """
 from __future__ import annotations
 
@@ -220,6 +221,31 @@ def test_warp_teams_match_ksw2(monkeypatch):
     d = ref.diff(got)
     assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
     assert ksw_extd2.last_stats["jobs_per_team_size"][16] > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_register_kernels_match_ksw2(preset, monkeypatch):
+    """Jobs whose ring has at most 1024 slots run in the register kernels (every ring size, both
+    modes, jobs of different lengths sharing a warp; the default shapes, then the others); with
+    GPUEXT_KSW_REG=0 in the shared-memory kernels: all match ksw2."""
+    from gpuext.backends.cuda import ksw_extd2
+
+    rng = np.random.default_rng([SEED, 41, list(PRESETS).index(preset)])
+    batch = random_jobs(rng, preset, 2000, max_len=1000, transition=2 if rng.random() < 0.3 else 0)
+    ref, got = _run_both(batch)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
+    assert ksw_extd2.last_stats["jobs_per_team_size"]["reg"] > batch.n // 2
+    monkeypatch.setenv("GPUEXT_KSW_REG_SHAPES", "8:16x4,9:32x4")   # the other register kernels
+    got = ksw_extd2.run(batch)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences (16x4, 32x4)\n" + describe_diff(batch, ref, got)
+    monkeypatch.setenv("GPUEXT_KSW_REG", "0")
+    got = ksw_extd2.run(batch)
+    assert ksw_extd2.last_stats["jobs_per_team_size"]["reg"] == 0
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences (GPUEXT_KSW_REG=0)\n" + describe_diff(batch, ref, got)
 
 
 def _with_empty_sequences(rng, b: JobBatch, frac: float = 0.05) -> JobBatch:

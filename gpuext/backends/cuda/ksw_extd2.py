@@ -18,10 +18,12 @@ Work plan of one `run` (the host never loops over the jobs):
    read-back (jobs per class, arena sizes, totals) is the only synchronisation before the DP;
 3. jobs that do not fit the memory budget together are cut into chunks (largest first);
 4. per chunk, one DP launch per class, each on its own stream and followed there by its
-   backtrack (`ksw_extd2_tb`, a warp per job): a warp per job, or 4 or 16 warps for the few jobs
-   large enough to be the critical path; rings of up to 16384 slots in shared memory, wider ones
-   in global memory; then the CIGAR packing (`ksw_extd2_pack`) on the main stream and one
-   read-back of the result fields with the CIGAR lengths, then the CIGARs.
+   backtrack (`ksw_extd2_tb`, a warp per job): jobs whose ring has at most 1024 slots run in the
+   register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers); the others a
+   warp per job, or 4 or 16 warps for the few jobs large enough to be the critical path, with
+   rings of up to 16384 slots in shared memory, wider ones in global memory; then the CIGAR
+   packing (`ksw_extd2_pack`) on the main stream and one read-back of the result fields with the
+   CIGAR lengths, then the CIGARs.
 
 Device buffers (all owned by `run`, allocated from CuPy's memory pool on the current device, valid
 from the H2D copies of a chunk until its CIGARs are back on the host): sequences and per-job
@@ -50,7 +52,15 @@ W1_BLOCKS_PER_SM = 3        # blocks of the one-warp kernel per SM (its __launch
 RING_BYTES_PER_SLOT = 14    # u y y2 s, x v x2 twice (int8), H (int32)
 GMEM_WARPS_PER_BLOCK = 4
 BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 4 or 16 warps
-KSW_NCLS = 31              # launch classes (ksw_extd2_class): 3 team sizes x 10 rings, + jobs not run
+KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
+KSW_NCLS = 41              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, + jobs not run
+# register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
+# smallest G that fits with K <= 8 (fewest lanes idle, the per-anti-diagonal work shared by 32/G
+# jobs); $GPUEXT_KSW_REG_SHAPES overrides entries (e.g. "8:16x4,9:32x4") for timing
+REG_SHAPES = {6: (8, 2), 7: (8, 4), 8: (8, 8), 9: (16, 8), 10: (32, 8)}
+REG_BUILT = ((8, 2), (8, 4), (8, 8), (16, 4), (16, 8), (32, 4), (32, 8))   # ksw_extd2_dp_reg<G>x<K>_*
+REG_MAX_LG = 10            # default largest ring (log2 slots) of the register kernels
+REG_THREADS = 128          # threads per block of the register kernels
 UPLOAD_THREADS = min(4, os.cpu_count() or 1)   # host threads staging the sequences in pinned memory
 UPLOAD_PIECE = 4 << 20     # bytes per staged piece (one DMA each)
 FIELDS = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
@@ -213,9 +223,38 @@ def _w1_blocks() -> int:
     return b if b in (2, 3, 4) else W1_BLOCKS_PER_SM
 
 
-def _class_key(c: int) -> tuple[int, int]:
-    """(warps per job, ring lg or -1 for a ring in global memory) of launch class c."""
+def _reg_lg() -> int:
+    """Largest ring (log2 slots) of the jobs the register kernels take: $GPUEXT_KSW_REG, 0 (off)
+    or 6..10, default REG_MAX_LG (for A/B timing against the shared-memory kernels)."""
+    v = os.environ.get("GPUEXT_KSW_REG", "").strip()
+    if not v:
+        return REG_MAX_LG
+    lg = int(v)
+    return 0 if lg <= 0 else min(max(lg, 6), REG_MAX_LG)
+
+
+def _reg_shapes() -> dict:
+    """REG_SHAPES with the entries of $GPUEXT_KSW_REG_SHAPES ("lg:GxK,...") in place."""
+    shapes = dict(REG_SHAPES)
+    for item in filter(None, os.environ.get("GPUEXT_KSW_REG_SHAPES", "").replace(" ", "").split(",")):
+        lg, gk = item.split(":")
+        G, K = (int(x) for x in gk.lower().split("x"))
+        if (G, K) not in REG_BUILT or 4 * G * K < 1 << int(lg) or int(lg) not in shapes:
+            raise ValueError(f"GPUEXT_KSW_REG_SHAPES: no register kernel {G}x{K} for rings of 2**{lg} slots")
+        shapes[int(lg)] = (G, K)
+    return shapes
+
+
+def _class_key(c: int) -> tuple:
+    """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
+    register class ("reg", ring lg, exact)."""
+    if c >= KSW_REG_CLS:
+        return "reg", 6 + (c - KSW_REG_CLS) // 2, (c - KSW_REG_CLS) % 2 == 1
     return (16, 4, 1)[c // 10], (SMEM_MAX_LG - c % 10 if c % 10 < 9 else -1)
+
+
+def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
+    return f"ksw_extd2_dp_reg{G}x{K}_{'e' if exact else 'a'}"
 
 
 def _result(m: int, h: np.ndarray | None, coff, cigar) -> ResultBatch:
@@ -245,6 +284,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         last_stats.update(stats, t_total=time.perf_counter() - t_start)
         return _result(m, None, coff, np.zeros(0, np.uint32))
     nblk = _w1_blocks()
+    shapes = _reg_shapes()
     mod = load_module("ksw_extd2.cu")
     k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
             for nw in (1, 4, 16) for sm in (True, False)}
@@ -282,7 +322,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
                                   d_sz, d_res, d_tot))
-            k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), d_key))
+            k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(_reg_lg()),
+                                   d_key))
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
@@ -340,7 +381,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 cnt = summ[:KSW_NCLS - 1]
                 cum = summ[KSW_NCLS:KSW_NCLS + 4]
                 sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
-                for nw in (1, 4, 16):
+                for nw in (1, 4, 16, "reg"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):
                     stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
@@ -356,19 +397,24 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 off = 0
                 for c in np.flatnonzero(cnt):
                     key = _class_key(int(c))
-                    nw, L = key
+                    nw, L = key[:2]
                     smem = L >= 0
-                    fn = k_dp[(nw, smem)]
-                    if nw > 1:   # one job per block
-                        tpb, shm = 32 * nw, (RING_BYTES_PER_SLOT << L) if smem else 0
-                    elif smem:   # several jobs per block, a warp each
-                        tpb = 32 * max(1, min(8, smem_per_block // (RING_BYTES_PER_SLOT << L)))
-                        shm = tpb // 32 * (RING_BYTES_PER_SLOT << L)
+                    if nw == "reg":   # a group of G lanes per job, the ring in registers
+                        fn = mod.get_function(_reg_kernel_name(*shapes[L], key[2]))
+                        tpb, shm = REG_THREADS, 0
+                        jobs_per_block = REG_THREADS // shapes[L][0]
                     else:
-                        tpb, shm = 32 * GMEM_WARPS_PER_BLOCK, 0
+                        fn = k_dp[(nw, smem)]
+                        if nw > 1:   # one job per block
+                            tpb, shm = 32 * nw, (RING_BYTES_PER_SLOT << L) if smem else 0
+                        elif smem:   # several jobs per block, a warp each
+                            tpb = 32 * max(1, min(8, smem_per_block // (RING_BYTES_PER_SLOT << L)))
+                            shm = tpb // 32 * (RING_BYTES_PER_SLOT << L)
+                        else:
+                            tpb, shm = 32 * GMEM_WARPS_PER_BLOCK, 0
+                        jobs_per_block = tpb // (32 * nw)
                     if shm > 48 * 1024:
                         fn.max_dynamic_shared_size_bytes = shm
-                    jobs_per_block = tpb // (32 * nw)
                     n = int(cnt[c])
                     d_sel = lst32[off:off + n]
                     off += n
@@ -410,9 +456,11 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 stats["t_tb"] += max(cupy.cuda.get_elapsed_time(x[1], x[2]) for x in ev) / 1e3
                 stats["t_gpu"] = stats.get("t_gpu", 0.0) + max(cupy.cuda.get_elapsed_time(ev_in, x[2])
                                                                  for x in ev) / 1e3
-                # per launch class: (warps per job, ring log2 or -1 for global, jobs, DP ms, backtrack ms)
+                # per launch class: (warps per job, ring log2 or -1 for global, jobs, DP ms, backtrack ms);
+                # register classes: ("reg<G>x<K><a|e>", ring log2, ...)
                 stats.setdefault("classes", []).extend(
-                    (k[0], k[1], n, cupy.cuda.get_elapsed_time(a, b), cupy.cuda.get_elapsed_time(b, c))
+                    (k[0] if k[0] != "reg" else "reg%dx%d%s" % (*shapes[k[1]], "e" if k[2] else "a"), k[1], n,
+                     cupy.cuda.get_elapsed_time(a, b), cupy.cuda.get_elapsed_time(b, c))
                     for a, b, c, k, n in ev)
                 chunk_out.append((h_ncig.astype(i64), h_out))
                 del d_dir, d_doff, d_cig, d_ring, d_out

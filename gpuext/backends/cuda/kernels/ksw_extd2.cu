@@ -12,6 +12,7 @@
 //
 // Kernels (all launched by gpuext/backends/cuda/ksw_extd2.py):
 //   ksw_extd2_dp_w*_*   1, 4 or 16 warps per job; state ring in shared (smem) or global (gmem) memory
+//   ksw_extd2_dp_reg*   8, 16 or 32 lanes per job; state ring (up to 1024 slots) in registers
 //   ksw_extd2_tb        one warp per job: start cell choice and ksw_backtrack
 //   ksw_extd2_pack      one thread per job: CIGAR copy, reversed unless KSW_EZ_REV_CIGAR
 //   ksw_extd2_plan, ksw_extd2_class, ksw_extd2_offsets
@@ -101,6 +102,46 @@ __device__ __forceinline__ int full_w(int w, int qlen, int tlen) { return w < 0 
 __device__ __forceinline__ int boundary_diff(int r, int qe, int e, int e2, int long_thres, int long_diff)
 {
 	return r == 0 ? -qe : r < long_thres ? -e : r == long_thres ? long_diff : -e2;
+}
+
+// One word (4 slots) of the core loop (lines 228-322): from the slot t-1 values Xs, Vs, X2s and the
+// slot t values U, Y, Y2 of the previous anti-diagonal and the score S, the new u, v, x, y, x2, y2
+// and the direction bytes (returned). Left alignment: strict compares; RIGHT: non-strict.
+__device__ __forceinline__ ku32 cell4(ku32 Xs, ku32 Vs, ku32 X2s, ku32 U, ku32 Y, ku32 Y2, ku32 S, bool right,
+									  ku32 Q4, ku32 Q24, ku32 QE4, ku32 QE24, ku32 MCH4, ku32& Un, ku32& Vn,
+									  ku32& Xn, ku32& Yn, ku32& X2n, ku32& Y2n)
+{
+	ku32 a = __vadd4(Xs, Vs), bb = __vadd4(Y, U), a2 = __vadd4(X2s, Vs), b2 = __vadd4(Y2, U);
+	ku32 z = S, d, m;  // the signed max of z and a candidate is the select by their compare's mask
+	if (!right) {  // first maximum wins: H > E > F > E2 > F2
+		m = __vcmpgts4(a, z), d = m & 0x01010101u, z = sel4(m, a, z);
+		m = __vcmpgts4(bb, z), d = sel4(m, 0x02020202u, d), z = sel4(m, bb, z);
+		m = __vcmpgts4(a2, z), d = sel4(m, 0x03030303u, d), z = sel4(m, a2, z);
+		m = __vcmpgts4(b2, z), d = sel4(m, 0x04040404u, d), z = sel4(m, b2, z);
+	} else {  // last maximum wins
+		m = __vcmpgts4(z, a), d = ~m & 0x01010101u, z = sel4(m, z, a);
+		m = __vcmpgts4(z, bb), d = sel4(m, d, 0x02020202u), z = sel4(m, z, bb);
+		m = __vcmpgts4(z, a2), d = sel4(m, d, 0x03030303u), z = sel4(m, z, a2);
+		m = __vcmpgts4(z, b2), d = sel4(m, d, 0x04040404u), z = sel4(m, z, b2);
+	}
+	z = __vmins4(z, MCH4);
+	Un = __vsub4(z, Vs), Vn = __vsub4(z, U);
+	ku32 tmp = __vsub4(z, Q4);
+	a = __vsub4(a, tmp), bb = __vsub4(bb, tmp);
+	tmp = __vsub4(z, Q24);
+	a2 = __vsub4(a2, tmp), b2 = __vsub4(b2, tmp);
+	if (!right) {  // continuation bits on a' > 0
+		m = __vcmpgts4(a, 0u), Xn = __vsub4(a & m, QE4), d |= m & 0x08080808u;
+		m = __vcmpgts4(bb, 0u), Yn = __vsub4(bb & m, QE4), d |= m & 0x10101010u;
+		m = __vcmpgts4(a2, 0u), X2n = __vsub4(a2 & m, QE24), d |= m & 0x20202020u;
+		m = __vcmpgts4(b2, 0u), Y2n = __vsub4(b2 & m, QE24), d |= m & 0x40404040u;
+	} else {  // ... and on a' >= 0
+		m = __vcmpgts4(0u, a), Xn = __vsub4(a & ~m, QE4), d |= ~m & 0x08080808u;
+		m = __vcmpgts4(0u, bb), Yn = __vsub4(bb & ~m, QE4), d |= ~m & 0x10101010u;
+		m = __vcmpgts4(0u, a2), X2n = __vsub4(a2 & ~m, QE24), d |= ~m & 0x20202020u;
+		m = __vcmpgts4(0u, b2), Y2n = __vsub4(b2 & ~m, QE24), d |= ~m & 0x40404040u;
+	}
+	return d;
 }
 
 // ---- the DP ----------------------------------------------------------------------------------
@@ -237,6 +278,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				if (!approx) *(int4*)(g.H + ix) = make_int4(KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF);
 			}
 			hw = nb;
+			// the fill may cover slot r, whose boundary values thread 0 writes below
+			if (NW == 1) __syncwarp(); else __syncthreads();
 		}
 		// left neighbour of the first slot (lines 149-159)
 		int x1, x21, v1;
@@ -313,37 +356,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 					if (t >= st0 && t <= en0) S = set_byte(S, b, mat[T[t] * 5 + Q[r - t]]);
 				}
 			}
-			ku32 a = __vadd4(Xs, Vs), bb = __vadd4(Y, U), a2 = __vadd4(X2s, Vs), b2 = __vadd4(Y2, U);
-			ku32 z = S, d, m;
-			if (!right) {  // first maximum wins: H > E > F > E2 > F2
-				m = __vcmpgts4(a, z), d = m & 0x01010101u, z = __vmaxs4(z, a);
-				m = __vcmpgts4(bb, z), d = sel4(m, 0x02020202u, d), z = __vmaxs4(z, bb);
-				m = __vcmpgts4(a2, z), d = sel4(m, 0x03030303u, d), z = __vmaxs4(z, a2);
-				m = __vcmpgts4(b2, z), d = sel4(m, 0x04040404u, d), z = __vmaxs4(z, b2);
-			} else {  // last maximum wins
-				m = __vcmpgts4(z, a), d = ~m & 0x01010101u, z = __vmaxs4(z, a);
-				m = __vcmpgts4(z, bb), d = sel4(m, d, 0x02020202u), z = __vmaxs4(z, bb);
-				m = __vcmpgts4(z, a2), d = sel4(m, d, 0x03030303u), z = __vmaxs4(z, a2);
-				m = __vcmpgts4(z, b2), d = sel4(m, d, 0x04040404u), z = __vmaxs4(z, b2);
-			}
-			z = __vmins4(z, MCH4);
-			const ku32 Un = __vsub4(z, Vs), Vn = __vsub4(z, U);
-			ku32 tmp = __vsub4(z, Q4);
-			a = __vsub4(a, tmp), bb = __vsub4(bb, tmp);
-			tmp = __vsub4(z, Q24);
-			a2 = __vsub4(a2, tmp), b2 = __vsub4(b2, tmp);
-			ku32 Xn, Yn, X2n, Y2n;
-			if (!right) {  // continuation bits on a' > 0
-				m = __vcmpgts4(a, 0u), Xn = __vsub4(a & m, QE4), d |= m & 0x08080808u;
-				m = __vcmpgts4(bb, 0u), Yn = __vsub4(bb & m, QE4), d |= m & 0x10101010u;
-				m = __vcmpgts4(a2, 0u), X2n = __vsub4(a2 & m, QE24), d |= m & 0x20202020u;
-				m = __vcmpgts4(b2, 0u), Y2n = __vsub4(b2 & m, QE24), d |= m & 0x40404040u;
-			} else {  // ... and on a' >= 0
-				m = __vcmpgts4(0u, a), Xn = __vsub4(a & ~m, QE4), d |= ~m & 0x08080808u;
-				m = __vcmpgts4(0u, bb), Yn = __vsub4(bb & ~m, QE4), d |= ~m & 0x10101010u;
-				m = __vcmpgts4(0u, a2), X2n = __vsub4(a2 & ~m, QE24), d |= ~m & 0x20202020u;
-				m = __vcmpgts4(0u, b2), Y2n = __vsub4(b2 & ~m, QE24), d |= ~m & 0x40404040u;
-			}
+			ku32 Un, Vn, Xn, Yn, X2n, Y2n;
+			const ku32 d = cell4(Xs, Vs, X2s, U, Y, Y2, S, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn, X2n, Y2n);
 			st4(g.u + ix, Un), st4(vn + ix, Vn), st4(xn + ix, Xn), st4(g.y + ix, Yn);
 			st4(x2n + ix, X2n), st4(g.y2 + ix, Y2n), st4(g.s + ix, S);
 			if (with_cigar) st4(Pr + (t0 - st), d);
@@ -463,6 +477,288 @@ extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_smem(KSW_DP
 extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_gmem(KSW_DP_PARAMS) { dp_team<false, 4>(KSW_DP_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_smem(KSW_DP_PARAMS) { dp_team<true, 16>(KSW_DP_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_gmem(KSW_DP_PARAMS) { dp_team<false, 16>(KSW_DP_ARGS); }
+
+// ---- the DP with the state ring in registers (jobs with small rings) ---------------------------
+// A group of G lanes (G = 8, 16 or 32; 32/G jobs per warp) computes one job whose ring needs at
+// most R = 4*G*K slots (the launcher's 2^ring_lg <= R). Word i = t >> 2 of the ring (the 4 slots
+// t & ~3 .. t | 3) lives in lane i % G, register group k = (i / G) % K, byte t & 3, of the arrays
+// U, Y, Y2, S, X, V, X2 (and H, 4 int32 per word, in the exact mode). On anti-diagonal r the
+// window of slots [st-4, st-4+R) holds each storage position once, and it contains every slot ksw2
+// reads or writes there: [st-1, max(en, send)] spans less than the shared-memory ring (the same
+// aliasing argument), and a block is filled on first touch only when it lies above the previous
+// top (so in [st, top]). Each (k, lane) word therefore stands for the unique window slot t0 with
+// its position, and holds exactly ksw2's array values for t0 (single-buffered: the x, v, x2 of
+// slot t0-1 are read from the lane that owns it by one shuffle per group before any update).
+// No barriers; the control flow is uniform per group (job), every intrinsic uses the group mask.
+
+// a[k] for a group-uniform k (registers cannot be indexed dynamically)
+template <int K>
+__device__ __forceinline__ ku32 pick_k(const ku32 (&a)[K], int k)
+{
+	ku32 v = a[0];
+#pragma unroll
+	for (int i = 1; i < K; ++i) v = k == i ? a[i] : v;
+	return v;
+}
+
+// the signed byte of slot t (a group-uniform slot) of one of the arrays, from its owner lane
+template <int G, int K>
+__device__ __forceinline__ int slot_byte(const ku32 (&a)[K], int t, ku32 gmask)
+{
+	const int i = t >> 2;
+	const ku32 v = __shfl_sync(gmask, pick_k<K>(a, (i / G) & (K - 1)), i & (G - 1), G);
+	return sbyte(v, t & 3);
+}
+
+// bytes b of a word with lo <= b <= hi set to 0xff
+__device__ __forceinline__ ku32 byte_range(int lo, int hi)
+{
+	lo = lo < 0 ? 0 : lo, hi = hi > 3 ? 3 : hi;
+	return __funnelshift_lc(0u, 0xffffffffu, 8 * lo) & __funnelshift_rc(0xffffffffu, 0u, 8 * (hi < 0 ? 4 : 3 - hi));
+}
+
+template <int G, int K, bool EXACT>
+__device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
+									   const ki64* __restrict__ qst, const int* __restrict__ qlenv,
+									   const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
+									   const int* __restrict__ tlenv, const int* __restrict__ wv,
+									   const int* __restrict__ zdv, const int* __restrict__ flv,
+									   const ki64* __restrict__ dir_off, ku8* dir, const ki64* __restrict__ doff_off,
+									   ku32* doff, const signed char* __restrict__ mat, int q_, int e_, int q2_,
+									   int e2_, int* __restrict__ res, int n_res)
+{
+	constexpr int GK = G * K;  // words of the ring
+	const int lane = threadIdx.x & 31, gl = lane & (G - 1);
+	const ku32 gmask = G == 32 ? KSW_FULL_MASK : ((1u << G) - 1) << (lane & ~(G - 1));
+	const int kj = (int)((blockIdx.x * blockDim.x + threadIdx.x) / G);
+	if (kj >= n_list) return;  // the whole group
+	const int jid = jlist[kj];
+	const int qlen = qlenv[jid], tlen = tlenv[jid];
+	const ku8* __restrict__ Q = qseq + qst[jid];
+	const ku8* __restrict__ T = tseq + tst[jid];
+	const int w = full_w(wv[jid], qlen, tlen), zdrop = zdv[jid], flag = flv[jid];
+	const bool right = (flag & KSW_EZ_RIGHT) != 0;
+	const bool generic = (flag & KSW_EZ_GENERIC_SC) != 0, with_cigar = !(flag & KSW_EZ_SCORE_ONLY);
+	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);
+	ku32* __restrict__ DO = doff + doff_off[jid];
+
+	// set-up, lines 78-105, as in dp_team
+	const int q = (signed char)q_, e = (signed char)e_, q2 = (signed char)q2_, e2 = (signed char)e2_;
+	const int qe = q + e, qe2 = q2 + e2;
+	const int sc_mch = mat[0], sc_mis = mat[1];
+	const int sc_N = mat[24] == 0 ? -e2 : mat[24];  // line 87, m = 5
+	int long_thres = e != e2 ? (q2 - q) / (e - e2) - 1 : 0;
+	if (q2 + e2 + long_thres * e2 > q + e + long_thres * e) ++long_thres;
+	const int long_diff = long_thres * (e - e2) - (q2 - q) - e2;
+	const ku32 Q4 = rep4(q), Q24 = rep4(q2), QE4 = rep4(qe), QE24 = rep4(qe2), MCH4 = rep4(sc_mch);
+	const ku32 FILL1 = rep4(-qe), FILL2 = rep4(-qe2), MIS4 = rep4(sc_mis), SCN4 = rep4(sc_N);
+
+	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
+	int score = KSW_NEG_INF, zdropped = 0;
+	int H0 = 0, last_H0_t = 0;
+	int last_st = -1, last_en = -1, hw = 0;
+	ki64 dcur = 0;
+	// the ring: TW caches the target bases of the word's slot (0 past tlen), loaded on first touch
+	ku32 U[K], Y[K], Y2[K], S[K], X[K], V[K], X2[K], TW[K];
+	int H[EXACT ? K : 1][4];
+#pragma unroll
+	for (int k = 0; k < K; ++k) {
+		U[k] = Y[k] = Y2[k] = S[k] = X[k] = V[k] = X2[k] = TW[k] = 0;
+		if constexpr (EXACT) H[k][0] = H[k][1] = H[k][2] = H[k][3] = KSW_NEG_INF;
+	}
+
+	for (int r = 0; r < qlen + tlen - 1; ++r) {
+		// band (lines 138-147) and the score store's last slot (166-183), as in dp_team
+		const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
+		if (st0 > en0) { zdropped = 1; break; }
+		const int st = st0 & ~15, en = (en0 & ~15) + 15;
+		const int send = generic ? en0 : st0 + (((en0 - st0) >> 4) << 4) + 15;
+		const int top = en > send ? en : send;
+		const int nb = (top >> 4) + 1;
+		// the window slot of each group's word in this lane
+		const int b0 = (st >> 2) - 1;
+		int t0[K];
+#pragma unroll
+		for (int k = 0; k < K; ++k) t0[k] = 4 * (b0 + ((k * G + gl - b0) & (GK - 1)));
+		if (nb > hw) {  // first touch of blocks [hw, nb): ksw2's initial array contents
+#pragma unroll
+			for (int k = 0; k < K; ++k) {
+				const int t = t0[k];
+				if (t >= hw * 16 && t < nb * 16) {
+					U[k] = Y[k] = X[k] = V[k] = FILL1, Y2[k] = X2[k] = FILL2, S[k] = 0;
+					const int n = tlen - t;
+					TW[k] = n > 0 ? ldu4(T + t) & (n >= 4 ? 0xffffffffu : (1u << 8 * n) - 1) : 0u;
+					if constexpr (EXACT) H[k][0] = H[k][1] = H[k][2] = H[k][3] = KSW_NEG_INF;
+				}
+			}
+			hw = nb;
+		}
+		// left neighbour of slot st (lines 149-159): the word below st holds slot st-1's x, v, x2
+		// of anti-diagonal r-1 when st-1 was in [last_st, last_en]; else these constants
+		const bool ovr = st == 0 || st - 1 < last_st || st - 1 > last_en;
+		const int v1 = st > 0 ? -qe : boundary_diff(r, qe, e, e2, long_thres, long_diff);
+		const ku32 pk1 = (ku32)(ku8)(-qe) | (ku32)(ku8)v1 << 8 | (ku32)(ku8)(-qe2) << 16;
+		// top boundary cell (r,-1) in slot r (lines 160-163)
+		const bool bnd = en >= r;
+		const int bdu = boundary_diff(r, qe, e, e2, long_thres, long_diff);
+		// H[en0-1] (or H[en0]) before this anti-diagonal overwrites it (line 329)
+		int Hprev = 0;
+		if constexpr (EXACT) {
+			if (r > 0) {
+				const int tp = en0 > 0 ? en0 - 1 : en0, i = tp >> 2, kk = (i / G) & (K - 1), b = tp & 3;
+				int h = H[0][0];
+#pragma unroll
+				for (int k = 0; k < K; ++k)
+#pragma unroll
+					for (int j = 0; j < 4; ++j) h = k == kk && j == b ? H[k][j] : h;
+				Hprev = __shfl_sync(gmask, h, i & (G - 1), G);
+			}
+		}
+		if (gl == 0 && with_cigar) DO[r] = (ku32)(dcur >> 4);
+
+		const int en1 = st0 + ((en0 - st0) >> 2 << 2), n4 = (en1 - st0) >> 2;
+		int bestV = (int)0x80000000, hen = 0, hst = 0;
+		ku32 bestR = 0xffffffffu;
+		ku8* __restrict__ Pr = P + dcur;
+		const int lim = generic ? en0 : send;  // the slots [st0, lim] get this anti-diagonal's score
+		// groups with a slot in [st, top]
+		bool ga[K];
+#pragma unroll
+		for (int k = 0; k < K; ++k) ga[k] = __any_sync(gmask, t0[k] >= st && t0[k] <= top) != 0;
+		// pk[k]: byte 3 of X, V, X2 of group k's word in lane gl-1, before this anti-diagonal;
+		// lane 0 takes group k-1's (the word below it in the ring)
+		ku32 pk[K];
+#pragma unroll
+		for (int k = 0; k < K; ++k) pk[k] = 0;
+		if (ga[K - 1] || ga[0])
+			pk[K - 1] = __shfl_sync(gmask, __byte_perm(__byte_perm(X[K - 1], V[K - 1], 0x0073), X2[K - 1], 0x0710),
+									(gl - 1) & (G - 1), G);
+#pragma unroll
+		for (int k = 0; k < K; ++k) {
+			if (k < K - 1 && (ga[k] || ga[k + 1]))
+				pk[k] = __shfl_sync(gmask, __byte_perm(__byte_perm(X[k], V[k], 0x0073), X2[k], 0x0710), (gl - 1) & (G - 1), G);
+			if (!ga[k]) continue;
+			const int t = t0[k];
+			if (bnd && t == (r & ~3)) {
+				const int b = r & 3;
+				Y[k] = set_byte(Y[k], b, -qe), Y2[k] = set_byte(Y2[k], b, -qe2), U[k] = set_byte(U[k], b, bdu);
+			}
+			// this anti-diagonal's scores on [st0, lim] (spec §1.8 item 3), stale s elsewhere;
+			// bases as score_plain: target 0 past tlen (TW), query 0 for slots past r
+			if (t + 3 >= st0 && t <= lim) {
+				const int qo = r - t - 3;  // Q[r-t-3 .. r-t], reversed below; qo <= qlen-1 here
+				const ku32 raw = ldu4(Q + (qo > 0 ? qo : 0));
+				const ku32 qw = __byte_perm(__funnelshift_lc(0u, raw, qo < 0 ? -8 * qo : 0), 0u, 0x0123);
+				ku32 sn;
+				if (!generic) {
+					const ku32 nn = __vcmpeq4(TW[k], 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
+					sn = sel4(nn, SCN4, sel4(__vcmpeq4(TW[k], qw), MCH4, MIS4));
+				} else {  // mat[target * 5 + query], per byte (no carries: indices <= 24)
+					const ku32 ix = TW[k] * 5u + qw;
+					sn = (ku32)(ku8)mat[ix & 0xff] | (ku32)(ku8)mat[ix >> 8 & 0xff] << 8 |
+						 (ku32)(ku8)mat[ix >> 16 & 0xff] << 16 | (ku32)(ku8)mat[ix >> 24] << 24;
+				}
+				S[k] = sel4(byte_range(st0 - t, lim - t), sn, S[k]);
+			}
+			if (t < st || t > en) continue;
+			ku32 p = gl == 0 ? pk[(k + K - 1) % K] : pk[k];
+			if (t == st && ovr) p = pk1;
+			// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
+			const ku32 Xs = __byte_perm(X[k], p, 0x2104), Vs = __byte_perm(V[k], p, 0x2105);
+			const ku32 X2s = __byte_perm(X2[k], p, 0x2106);
+			ku32 Un, Vn;
+			const ku32 d = cell4(Xs, Vs, X2s, U[k], Y[k], Y2[k], S[k], right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, X[k],
+								 Y[k], X2[k], Y2[k]);
+			U[k] = Un, V[k] = Vn;
+			if (with_cigar) st4(Pr + (t - st), d);
+			if constexpr (EXACT) {  // H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358)
+				if (t <= en0 && t + 3 >= st0) {
+#pragma unroll
+					for (int b = 0; b < 4; ++b) {
+						const int tt = t + b;
+						if (tt < st0 || tt > en0) continue;
+						int h;
+						ku32 rk;
+						if (r == 0) h = sbyte(Vn, b) - qe;
+						else if (tt == en0) h = en0 > 0 ? Hprev + sbyte(Un, b) : H[k][b] + sbyte(Vn, b);
+						else h = H[k][b] + sbyte(Vn, b);
+						H[k][b] = h;
+						if (tt == en0) rk = 0, hen = h;
+						else if (tt < en1) rk = 1 + (ku32)((tt - st0) & 3) * (ku32)n4 + (ku32)((tt - st0) >> 2);
+						else rk = 1 + (ku32)(en1 - st0) + (ku32)(tt - en1);
+						if (tt == st0) hst = h;
+						if (h > bestV || (h == bestV && rk < bestR)) bestV = h, bestR = rk;
+					}
+				}
+			}
+		}
+		dcur += en - st + 1;
+		if constexpr (EXACT) {  // lines 323-366, as in dp_team, reduced over the group
+			const int mH = __reduce_max_sync(gmask, bestV);
+			const ku32 mR = __reduce_min_sync(gmask, bestV == mH ? bestR : 0xffffffffu);
+			int mt;
+			if (mR == 0) mt = en0;
+			else if (mR <= (ku32)(en1 - st0)) {
+				const int i = (int)mR - 1, kk = i / n4;
+				mt = st0 + 4 * (i - kk * n4) + kk;
+			} else mt = en1 + ((int)mR - 1 - (en1 - st0));
+			int Hen0 = 0, Hst0 = 0;
+			if (en0 == tlen - 1) Hen0 = __shfl_sync(gmask, hen, (en0 >> 2) & (G - 1), G);
+			if (r - st0 == qlen - 1) Hst0 = __shfl_sync(gmask, hst, (st0 >> 2) & (G - 1), G);
+			if (en0 == tlen - 1 && Hen0 > mte) mte = Hen0, mte_q = r - en0;  // lines 360-363
+			if (r - st0 == qlen - 1 && Hst0 > mqe) mqe = Hst0, mqe_t = st0;
+			if (apply_zdrop(mH, mt, r - mt, zdrop, e2, ez_max, max_t, max_q)) { zdropped = 1; break; }
+			if (r == qlen + tlen - 2 && en0 == tlen - 1) score = Hen0;
+		} else {  // greedy path (lines 367-383): v and u of this anti-diagonal from their owner lanes
+			if (r > 0) {
+				const bool in0 = last_H0_t >= st0 && last_H0_t <= en0;
+				const bool in1 = last_H0_t + 1 >= st0 && last_H0_t + 1 <= en0;
+				const int d0 = in0 ? slot_byte<G, K>(V, last_H0_t, gmask) : 0;
+				const int d1 = !in0 || in1 ? slot_byte<G, K>(U, last_H0_t + 1, gmask) : 0;
+				if (in0 && in1) {
+					if (d0 > d1) H0 += d0;
+					else H0 += d1, ++last_H0_t;
+				} else if (in0) H0 += d0;
+				else ++last_H0_t, H0 += d1;
+			} else H0 = slot_byte<G, K>(V, 0, gmask) - qe, last_H0_t = 0;
+			if ((flag & KSW_EZ_APPROX_DROP) && apply_zdrop(H0, last_H0_t, r - last_H0_t, zdrop, e2, ez_max, max_t, max_q)) {
+				zdropped = 1;
+				break;
+			}
+			if (r == qlen + tlen - 2 && en0 == tlen - 1) score = H0;
+		}
+		last_st = st, last_en = en;
+	}
+	if (gl == 0) {
+		res[RF_MAX * n_res + jid] = ez_max, res[RF_MAX_Q * n_res + jid] = max_q, res[RF_MAX_T * n_res + jid] = max_t;
+		res[RF_MQE * n_res + jid] = mqe, res[RF_MQE_T * n_res + jid] = mqe_t;
+		res[RF_MTE * n_res + jid] = mte, res[RF_MTE_Q * n_res + jid] = mte_q;
+		res[RF_SCORE * n_res + jid] = score, res[RF_ZDROPPED * n_res + jid] = zdropped;
+		res[RF_REACH_END * n_res + jid] = 0;
+	}
+}
+
+// ksw_extd2_dp_reg<G>x<K>_<a|e>: groups of G lanes, rings of up to 4*G*K slots in registers, for
+// APPROX_MAX (a) or exact (e) jobs; blocks of 128 threads, no shared memory. Same parameters as
+// the dp_team kernels (smem_lg, ring_off, ring_lgv and ring_arena are not used).
+#define KSW_DP_REG(G, K)                                                                                  \
+	extern "C" __global__ void __launch_bounds__(128) ksw_extd2_dp_reg##G##x##K##_a(KSW_DP_PARAMS)         \
+	{                                                                                                     \
+		dp_reg<G, K, false>(jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, zdv, flv, dir_off, dir,  \
+							doff_off, doff, mat, q, e, q2, e2, res, n_res);                                   \
+	}                                                                                                     \
+	extern "C" __global__ void __launch_bounds__(128) ksw_extd2_dp_reg##G##x##K##_e(KSW_DP_PARAMS)         \
+	{                                                                                                     \
+		dp_reg<G, K, true>(jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, zdv, flv, dir_off, dir,   \
+						   doff_off, doff, mat, q, e, q2, e2, res, n_res);                                    \
+	}
+KSW_DP_REG(8, 2)
+KSW_DP_REG(8, 4)
+KSW_DP_REG(8, 8)
+KSW_DP_REG(16, 4)
+KSW_DP_REG(16, 8)
+KSW_DP_REG(32, 4)
+KSW_DP_REG(32, 8)
 
 // ---- backtrack -------------------------------------------------------------------------------
 // Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0),
@@ -603,7 +899,9 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 //   sz rows:  need dir_bytes n_diag+1 n_diag+3 ring_bytes cells       (cells -1 for dead jobs;
 //             the sizes are in bytes, uint32 words, uint32 words and bytes)
 #define KSW_SMEM_MAX_LG 14
-#define KSW_NCLS 31  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), + dead jobs
+#define KSW_REG_CLS 30  // first class of the register kernels
+#define KSW_NCLS 41  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
+                    // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), + dead jobs
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
 {  // cells with col - row > w in an a-row x b-column matrix
@@ -673,10 +971,13 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 // rest get one warp. One-warp jobs with a ring below 2^lfloor slots run in rings of 2^lfloor
 // (the ring size of a block of 8 such warps; a larger ring only moves the slots, not the values).
 // class = 10 * (0, 1, 2 for 16, 4, 1 warps) + (14 - ring lg, or 9 for a ring in global memory);
+// one-warp jobs with a ring of at most 2^reg_lg slots (reg_lg <= 10; 0: none) instead take the
+// register kernels: class KSW_REG_CLS + 2 * (ring lg - 6) + (1 exact, 0 APPROX_MAX);
 // KSW_NCLS - 1 for jobs that do not run. key: the class, then the band cells, largest first.
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, const ki64* __restrict__ sz, int* __restrict__ o32,
 																  const unsigned long long* __restrict__ tot,
-																  double big_share, int lfloor, ki64* __restrict__ key)
+																  double big_share, int lfloor, int reg_lg,
+																  ki64* __restrict__ key)
 {
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
 	if (k >= m) return;
@@ -689,7 +990,9 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, const k
 		const int team = big && steps >= 24 ? 16 : big && steps >= 6 ? 4 : 1;
 		const bool smem = lg <= KSW_SMEM_MAX_LG;
 		const int L = team == 1 && smem && lg < lfloor ? lfloor : lg;
-		cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
+		if (team == 1 && lg <= reg_lg && lg <= 10)
+			cls = KSW_REG_CLS + 2 * (lg - 6) + !(o32[5 * m + k] & KSW_EZ_APPROX_MAX);
+		else cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
 	}
 	o32[8 * m + k] = cls;
 	const ki64 CM = (1LL << 40) - 1;
@@ -705,8 +1008,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_offsets(int n, const
 																	const int* __restrict__ o32, int m, int* __restrict__ lst32,
 																	unsigned long long* __restrict__ hist)
 {
-	__shared__ unsigned int h[32];
-	if (threadIdx.x < 32) h[threadIdx.x] = 0;
+	__shared__ unsigned int h[64];
+	if (threadIdx.x < 64) h[threadIdx.x] = 0;
 	__syncthreads();
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) {
