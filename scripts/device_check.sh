@@ -43,8 +43,9 @@ bench() {
   for row in "big_ont:$T/big_ont.fq.gz" "ecoli_ont:$ONT"; do
     name=${row%%:*}; reads=${row#*:}
     gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
-    for reg in 0 1; do   # GPUEXT_KSW_REG=0: without the register-ring kernels (A/B)
-      b=$(GPUEXT_KSW_REG=$reg timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 \
+    for reg in 0 on; do   # GPUEXT_KSW_REG=0: without the register-ring kernels (A/B); on: the default
+      [ $reg = on ] && r="" || r=$reg
+      b=$(GPUEXT_KSW_REG=$r timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 \
           | tee "$OUT/bench_${name}_reg$reg.log" | grep -E "^GPU|^CPU|speedup|differences" | tr '\n' ' ')
       echo "reg=$reg $b"; table+=("ksw_extd2 $name reg=$reg: $b")
     done
