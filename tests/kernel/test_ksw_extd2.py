@@ -233,6 +233,7 @@ def test_register_kernels_match_ksw2(preset, monkeypatch):
 
     rng = np.random.default_rng([SEED, 41, list(PRESETS).index(preset)])
     batch = random_jobs(rng, preset, 2000, max_len=1000, transition=2 if rng.random() < 0.3 else 0)
+    monkeypatch.setenv("GPUEXT_KSW_REG", str(ksw_extd2.REG_LG_LIMIT))   # every register kernel shape
     ref, got = _run_both(batch)
     d = ref.diff(got)
     assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)

@@ -59,7 +59,9 @@ KSW_NCLS = 41              # launch classes: 3 team sizes x 10 rings, 5 register
 # jobs); $GPUEXT_KSW_REG_SHAPES overrides entries (e.g. "8:16x4,9:32x4") for timing
 REG_SHAPES = {6: (8, 2), 7: (8, 4), 8: (8, 8), 9: (16, 8), 10: (32, 8)}
 REG_BUILT = ((8, 2), (8, 4), (8, 8), (16, 4), (16, 8), (32, 4), (32, 8))   # ksw_extd2_dp_reg<G>x<K>_*
-REG_MAX_LG = 10            # default largest ring (log2 slots) of the register kernels
+REG_LG_LIMIT = 10          # the largest ring (log2 slots) a register kernel can hold
+REG_MAX_LG = 8             # default largest ring of the register kernels: on the H100, rings of 2**9
+                           # ran slower there (occupancy) than in the shared-memory kernel (performance.md)
 REG_THREADS = 128          # threads per block of the register kernels
 UPLOAD_THREADS = min(4, os.cpu_count() or 1)   # host threads staging the sequences in pinned memory
 UPLOAD_PIECE = 4 << 20     # bytes per staged piece (one DMA each)
@@ -225,12 +227,12 @@ def _w1_blocks() -> int:
 
 def _reg_lg() -> int:
     """Largest ring (log2 slots) of the jobs the register kernels take: $GPUEXT_KSW_REG, 0 (off)
-    or 6..10, default REG_MAX_LG (for A/B timing against the shared-memory kernels)."""
+    or 6..REG_LG_LIMIT, default REG_MAX_LG (for A/B timing against the shared-memory kernels)."""
     v = os.environ.get("GPUEXT_KSW_REG", "").strip()
     if not v:
         return REG_MAX_LG
     lg = int(v)
-    return 0 if lg <= 0 else min(max(lg, 6), REG_MAX_LG)
+    return 0 if lg <= 0 else min(max(lg, 6), REG_LG_LIMIT)
 
 
 def _reg_shapes() -> dict:
