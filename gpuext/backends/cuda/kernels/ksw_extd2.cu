@@ -888,9 +888,10 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 
 // ---- planning (no host pass over the jobs) -----------------------------------------------------
 // ksw_extd2_plan: one thread per job k of the call (batch job jidx[k]). Gathers the per-job
-// inputs, sizes the job from ksw2's own direction allocation (ksw2_extd2_sse.c:94, 122:
-// (qlen+tlen-1)*n_col*16 bytes bound the compact direction bytes, n_col*16 the widest aligned
-// band, which sizes the ring: a power of two >= width + 32 and >= 64), counts its band cells
+// inputs, sizes the job (the compact direction bytes: the smaller of ksw2's own direction
+// allocation, ksw2_extd2_sse.c:94, 122, (qlen+tlen-1)*n_col*16, and the band cells + 30 per
+// anti-diagonal; n_col*16 bounds the widest aligned band, which sizes the ring: a power of two
+// >= width + 32 and >= 64), counts its band cells
 // (|i-j| <= w, closed form), writes ksw_reset_extz's values as its result (kept by jobs that never
 // reach the DP: qlen or tlen <= 0, or dead_all, the matrix early return of line 100) and adds
 // the live jobs' cells, count and device bytes to tot[0..2].
@@ -941,11 +942,17 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 			width = n_col * 16;
 			const ki64 rn = width + 32 > 64 ? width + 32 : 64;
 			lg = 64 - __clzll(rn - 1);
-			db = (fl & KSW_EZ_SCORE_ONLY) ? 0 : (q + t - 1) * n_col * 16;
+			cells = q * t - outside_band(t, q, ww) - outside_band(q, t, ww);
+			// direction bytes: anti-diagonal r stores en - st + 1 = (en0 & ~15) + 16 - (st0 & ~15)
+			// <= (en0 - st0 + 1) + 30 bytes, and the en0 - st0 + 1 sum to the band cells; ksw2's own
+			// allocation bound is the other bound (both are multiples of 16)
+			ki64 tight = (cells + 30 * (q + t - 1) + 15) / 16 * 16;
+			db = (q + t - 1) * n_col * 16;
+			if (tight < db) db = tight;
+			if (fl & KSW_EZ_SCORE_ONLY) db = 0;
 			diag = q + t;
 			ring = lg > KSW_SMEM_MAX_LG ? (ki64)RING_BYTES_PER_SLOT << lg : 0;
 			need = db + 4 * diag + 4 * (diag + 2) + ring + 64;
-			cells = q * t - outside_band(t, q, ww) - outside_band(q, t, ww);
 		}
 		o32[0 * m + k] = (int)q, o32[1 * m + k] = (int)t, o32[2 * m + k] = w, o32[3 * m + k] = zdv[b];
 		o32[4 * m + k] = ebv[b], o32[5 * m + k] = fl, o32[6 * m + k] = lg, o32[7 * m + k] = (int)width;
