@@ -40,6 +40,7 @@ import numpy as np
 
 from ...engine.jobs import KERNEL_EXTD2, KSW_EZ_SCORE_ONLY, KSW_NEG_INF, JobBatch, ResultBatch
 from .loader import load_module
+from .staging import Staging
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_KERNEL = 1   # not a ksw_extd2_sse job (single affine extz2, splice exts2)
@@ -63,8 +64,6 @@ REG_LG_LIMIT = 10          # the largest ring (log2 slots) a register kernel can
 REG_MAX_LG = 8             # default largest ring of the register kernels: on the H100, rings of 2**9
                            # ran slower there (occupancy) than in the shared-memory kernel (performance.md)
 REG_THREADS = 128          # threads per block of the register kernels
-UPLOAD_THREADS = min(4, os.cpu_count() or 1)   # host threads staging the sequences in pinned memory
-UPLOAD_PIECE = 4 << 20     # bytes per staged piece (one DMA each)
 FIELDS = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
 
 last_stats: dict = {}
@@ -156,67 +155,16 @@ def _stream(key):
     return st
 
 
-_pinned: dict = {}
-_pool = None
-
-
-def _pinned_buffer(slot: int, n: int) -> np.ndarray:
-    """A pinned host buffer (uint8) of at least n bytes, kept per (device, calling thread, slot) and
-    grown as needed; reused only by a later call of the same thread, after that call's final
-    synchronisation."""
-    import cupy
-
-    key = (cupy.cuda.Device().id, threading.get_ident(), slot)
-    buf = _pinned.get(key)
-    if buf is None or buf.size < n:
-        size = max(n, 1 << 20) * 5 // 4
-        buf = _pinned[key] = np.frombuffer(cupy.cuda.alloc_pinned_memory(size), np.uint8, size)
-    return buf
-
-
-def _copy_pool():
-    global _pool
-    if _pool is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _pool = ThreadPoolExecutor(max_workers=UPLOAD_THREADS, thread_name_prefix="gpuext-h2d")
-    return _pool
-
-
 def _stage(arrays, stream, slot: int, threaded: bool):
     """The arrays (contiguous, any dtype) side by side in one device buffer (uint8), each at a
     256-byte aligned offset and followed by at least 4 bytes of padding: copied into a pinned
-    buffer, in pieces of UPLOAD_PIECE bytes by the copy threads when threaded, each piece sent by
+    buffer, in pieces of PIECE bytes by the copy threads when threaded, each piece sent by
     an asynchronous DMA on stream as soon as it is staged. Returns (device buffer, offsets,
     futures); the copies are done when the futures are."""
-    import cupy
-
-    flat = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in arrays]
-    offs, n = [], 0
-    for a in flat:
-        offs.append(n)
-        n += (a.nbytes + 4 + 255) // 256 * 256   # >= 4 bytes of slack: the DP's word loads
-    n = max(n, 256)
-    buf = _pinned_buffer(slot, n)
-    d = cupy.empty(n, np.uint8)
-    dev, h_ptr, d_ptr, s_ptr = cupy.cuda.Device().id, buf.ctypes.data, d.data.ptr, stream.ptr
-
-    def piece(a, o, lo, hi):
-        cupy.cuda.runtime.setDevice(dev)
-        np.copyto(buf[o + lo:o + hi], a[lo:hi])
-        cupy.cuda.runtime.memcpyAsync(d_ptr + o + lo, h_ptr + o + lo, hi - lo, 1, s_ptr)   # host to device
-
-    futs = []
-    if threaded:
-        pool = _copy_pool()
-        for a, o in zip(flat, offs):
-            for lo in range(0, a.nbytes, UPLOAD_PIECE):
-                futs.append(pool.submit(piece, a, o, lo, min(a.nbytes, lo + UPLOAD_PIECE)))
-    else:
-        for a, o in zip(flat, offs):
-            buf[o:o + a.nbytes] = a
-        cupy.cuda.runtime.memcpyAsync(d_ptr, h_ptr, n, 1, s_ptr)
-    return d, offs, futs
+    up = Staging(arrays, stream, slot)
+    for i in range(len(arrays)):
+        up.send(i, threaded=threaded)
+    return up.dev, up.offs, up.futs
 
 
 def _w1_blocks() -> int:

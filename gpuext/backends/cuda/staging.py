@@ -1,6 +1,6 @@
 """Host arrays into one device buffer through a reused page-locked buffer, by copy threads.
 
-Used by the launchers (ksw_extend2.py): `Staging(arrays, stream)` lays the arrays out side by side in
+Used by the launchers (ksw_extend2.py; ksw_extd2.py uses its pinned buffers and copy threads): `Staging(arrays, stream)` lays the arrays out side by side in
 one device buffer (each at a 256-byte aligned offset, followed by at least 4 bytes of slack for the
 kernels' word loads); `send(i, lo, hi)` has the copy threads put bytes [lo, hi) of array i into the
 pinned buffer in pieces, each piece followed at once by its asynchronous DMA on the stream; `ready()`
@@ -34,7 +34,8 @@ def pinned_buffer(slot, n: int) -> np.ndarray:
     return buf
 
 
-def _copy_pool():
+def copy_pool():
+    """The process's copy threads (THREADS of them), started on first use."""
     global _pool
     if _pool is None:
         from concurrent.futures import ThreadPoolExecutor
@@ -81,7 +82,7 @@ class Staging:
         for p in range(lo, hi, PIECE):
             q = min(hi, p + PIECE)
             if threaded:
-                self.futs.append(_copy_pool().submit(self._piece, a, o, p, q))
+                self.futs.append(copy_pool().submit(self._piece, a, o, p, q))
             else:
                 self._piece(a, o, p, q)
 
