@@ -234,8 +234,10 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         last_stats.update(stats, t_total=time.perf_counter() - t_start)
         return _result(m, None, coff, np.zeros(0, np.uint32))
     nblk = _w1_blocks()
-    shapes = _reg_shapes()
-    mod = load_module("ksw_extd2.cu")
+    shapes, reg_lg = _reg_shapes(), _reg_lg()
+    # only the register kernels this configuration uses are built (NVRTC time grows with each)
+    used = sorted({shapes[L] for L in range(6, reg_lg + 1)}) if reg_lg else []
+    mod = load_module("ksw_extd2.cu", {"KSW_REG_LIST": " ".join(f"KSW_DP_REG({G}, {K})" for G, K in used)})
     k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
             for nw in (1, 4, 16) for sm in (True, False)}
     if nblk != W1_BLOCKS_PER_SM:
@@ -272,7 +274,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
                                   d_sz, d_res, d_tot))
-            k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(_reg_lg()),
+            k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
                                    d_key))
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))

@@ -752,13 +752,13 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 		dp_reg<G, K, true>(jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, zdv, flv, dir_off, dir,   \
 						   doff_off, doff, mat, q, e, q2, e2, res, n_res);                                    \
 	}
-KSW_DP_REG(8, 2)
-KSW_DP_REG(8, 4)
-KSW_DP_REG(8, 8)
-KSW_DP_REG(16, 4)
-KSW_DP_REG(16, 8)
-KSW_DP_REG(32, 4)
-KSW_DP_REG(32, 8)
+// The launcher builds only the shapes it uses (KSW_REG_LIST from its defines: NVRTC time grows
+// with every instantiation); without it, every shape (compile checks).
+#ifndef KSW_REG_LIST
+#define KSW_REG_LIST \
+	KSW_DP_REG(8, 2) KSW_DP_REG(8, 4) KSW_DP_REG(8, 8) KSW_DP_REG(16, 4) KSW_DP_REG(16, 8) KSW_DP_REG(32, 4) KSW_DP_REG(32, 8)
+#endif
+KSW_REG_LIST
 
 // ---- backtrack -------------------------------------------------------------------------------
 // Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0),
