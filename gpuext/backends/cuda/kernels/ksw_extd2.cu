@@ -202,6 +202,36 @@ __device__ __forceinline__ int score_plain(const ku8* __restrict__ T, const ku8*
 	return (tb == 4 || qb == 4) ? sc_N : (tb == qb ? sc_mch : sc_mis);
 }
 
+// The DP kernels' scalar set-up of ksw_extd2_sse, lines 78-105 (q_,e_,q2_,e2_ arrive swapped; they
+// are int8_t in ksw2), and the state of ksw_reset_extz plus the walk's bookkeeping; a macro, so that
+// both kernels declare the same locals (a struct changed the register allocation of w1_smem_b4).
+#define KSW_SETUP_AND_RESET                                                                                    \
+	const int q = (signed char)q_, e = (signed char)e_, q2 = (signed char)q2_, e2 = (signed char)e2_;         \
+	const int qe = q + e, qe2 = q2 + e2;                                                                        \
+	const int sc_mch = mat[0], sc_mis = mat[1];                                                                 \
+	const int sc_N = mat[24] == 0 ? -e2 : mat[24]; /* line 87, m = 5 */                                         \
+	int long_thres = e != e2 ? (q2 - q) / (e - e2) - 1 : 0;                                                     \
+	if (q2 + e2 + long_thres * e2 > q + e + long_thres * e) ++long_thres;                                       \
+	const int long_diff = long_thres * (e - e2) - (q2 - q) - e2;                                                \
+	const ku32 Q4 = rep4(q), Q24 = rep4(q2), QE4 = rep4(qe), QE24 = rep4(qe2), MCH4 = rep4(sc_mch);             \
+	const ku32 FILL1 = rep4(-qe), FILL2 = rep4(-qe2), MIS4 = rep4(sc_mis), SCN4 = rep4(sc_N);                   \
+	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;       \
+	int score = KSW_NEG_INF, zdropped = 0;                                                                      \
+	int H0 = 0, last_H0_t = 0;                                                                                  \
+	int last_st = -1, last_en = -1, hw = 0;                                                                     \
+	ki64 dcur = 0
+
+// the DP's ksw_extz_t fields of job jid (reach_end is the backtrack's to set)
+__device__ __forceinline__ void store_extz(int* __restrict__ res, int n_res, int jid, int ez_max, int max_q, int max_t,
+										   int mqe, int mqe_t, int mte, int mte_q, int score, int zdropped)
+{
+	res[RF_MAX * n_res + jid] = ez_max, res[RF_MAX_Q * n_res + jid] = max_q, res[RF_MAX_T * n_res + jid] = max_t;
+	res[RF_MQE * n_res + jid] = mqe, res[RF_MQE_T * n_res + jid] = mqe_t;
+	res[RF_MTE * n_res + jid] = mte, res[RF_MTE_Q * n_res + jid] = mte_q;
+	res[RF_SCORE * n_res + jid] = score, res[RF_ZDROPPED * n_res + jid] = zdropped;
+	res[RF_REACH_END * n_res + jid] = 0;
+}
+
 extern __shared__ __align__(16) unsigned char ksw_smem[];
 
 // A team of NW warps computes one job. NW == 1: several teams (jobs) per block, synchronised
@@ -240,23 +270,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);
 	ku32* __restrict__ DO = doff + doff_off[jid];
 
-	// set-up, lines 78-105 (q,e,q2,e2 arrive swapped; they are int8_t in ksw2)
-	const int q = (signed char)q_, e = (signed char)e_, q2 = (signed char)q2_, e2 = (signed char)e2_;
-	const int qe = q + e, qe2 = q2 + e2;
-	const int sc_mch = mat[0], sc_mis = mat[1];
-	const int sc_N = mat[24] == 0 ? -e2 : mat[24];  // line 87, m = 5
-	int long_thres = e != e2 ? (q2 - q) / (e - e2) - 1 : 0;
-	if (q2 + e2 + long_thres * e2 > q + e + long_thres * e) ++long_thres;
-	const int long_diff = long_thres * (e - e2) - (q2 - q) - e2;
-	const ku32 Q4 = rep4(q), Q24 = rep4(q2), QE4 = rep4(qe), QE24 = rep4(qe2), MCH4 = rep4(sc_mch);
-	const ku32 FILL1 = rep4(-qe), FILL2 = rep4(-qe2), MIS4 = rep4(sc_mis), SCN4 = rep4(sc_N);
-
-	// ksw_reset_extz
-	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
-	int score = KSW_NEG_INF, zdropped = 0;
-	int H0 = 0, last_H0_t = 0;
-	int last_st = -1, last_en = -1, hw = 0;
-	ki64 dcur = 0;
+	KSW_SETUP_AND_RESET;
 
 	for (int r = 0; r < qlen + tlen - 1; ++r) {
 		const int nb_ = r & 1, ob = nb_ ^ 1;  // buffers written on this / the previous anti-diagonal
@@ -444,13 +458,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		}
 		last_st = st, last_en = en;
 	}
-	if (tid == 0) {
-		res[RF_MAX * n_res + jid] = ez_max, res[RF_MAX_Q * n_res + jid] = max_q, res[RF_MAX_T * n_res + jid] = max_t;
-		res[RF_MQE * n_res + jid] = mqe, res[RF_MQE_T * n_res + jid] = mqe_t;
-		res[RF_MTE * n_res + jid] = mte, res[RF_MTE_Q * n_res + jid] = mte_q;
-		res[RF_SCORE * n_res + jid] = score, res[RF_ZDROPPED * n_res + jid] = zdropped;
-		res[RF_REACH_END * n_res + jid] = 0;
-	}
+	if (tid == 0) store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
 }
 
 #define KSW_DP_PARAMS                                                                                   \
@@ -542,22 +550,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);
 	ku32* __restrict__ DO = doff + doff_off[jid];
 
-	// set-up, lines 78-105, as in dp_team
-	const int q = (signed char)q_, e = (signed char)e_, q2 = (signed char)q2_, e2 = (signed char)e2_;
-	const int qe = q + e, qe2 = q2 + e2;
-	const int sc_mch = mat[0], sc_mis = mat[1];
-	const int sc_N = mat[24] == 0 ? -e2 : mat[24];  // line 87, m = 5
-	int long_thres = e != e2 ? (q2 - q) / (e - e2) - 1 : 0;
-	if (q2 + e2 + long_thres * e2 > q + e + long_thres * e) ++long_thres;
-	const int long_diff = long_thres * (e - e2) - (q2 - q) - e2;
-	const ku32 Q4 = rep4(q), Q24 = rep4(q2), QE4 = rep4(qe), QE24 = rep4(qe2), MCH4 = rep4(sc_mch);
-	const ku32 FILL1 = rep4(-qe), FILL2 = rep4(-qe2), MIS4 = rep4(sc_mis), SCN4 = rep4(sc_N);
-
-	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
-	int score = KSW_NEG_INF, zdropped = 0;
-	int H0 = 0, last_H0_t = 0;
-	int last_st = -1, last_en = -1, hw = 0;
-	ki64 dcur = 0;
+	KSW_SETUP_AND_RESET;
 	// the ring: TW caches the target bases of the word's slot (0 past tlen), loaded on first touch
 	ku32 U[K], Y[K], Y2[K], S[K], X[K], V[K], X2[K], TW[K];
 	int H[EXACT ? K : 1][4];
@@ -729,13 +722,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 		}
 		last_st = st, last_en = en;
 	}
-	if (gl == 0) {
-		res[RF_MAX * n_res + jid] = ez_max, res[RF_MAX_Q * n_res + jid] = max_q, res[RF_MAX_T * n_res + jid] = max_t;
-		res[RF_MQE * n_res + jid] = mqe, res[RF_MQE_T * n_res + jid] = mqe_t;
-		res[RF_MTE * n_res + jid] = mte, res[RF_MTE_Q * n_res + jid] = mte_q;
-		res[RF_SCORE * n_res + jid] = score, res[RF_ZDROPPED * n_res + jid] = zdropped;
-		res[RF_REACH_END * n_res + jid] = 0;
-	}
+	if (gl == 0) store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
 }
 
 // ksw_extd2_dp_reg<G>x<K>_<a|e>: groups of G lanes, rings of up to 4*G*K slots in registers, for

@@ -78,17 +78,23 @@ __device__ __forceinline__ job_t load_job(int k, const unsigned char *qseq, cons
 	return J;
 }
 
-// ksw.c:434-444: w = min(w, max_ins, max_del), in the same double arithmetic
-__device__ __forceinline__ int clamp_band(const job_t &J)
+// ksw.c:434-444: w = min(w, max_ins, max_del), in the same double arithmetic; mx = max(0, matrix max)
+__device__ __forceinline__ int clamp_w(int w, int qlen, int mx, int end_bonus, int o_ins, int e_ins, int o_del,
+                                       int e_del)
 {
-	int k = J.m * J.m, mx = 0, w = J.w;
-	for (int i = 0; i < k; ++i) mx = mx > J.mat[i] ? mx : J.mat[i];
-	int max_ins = (int)((double)(J.qlen * mx + J.end_bonus - J.o_ins) / J.e_ins + 1.);
+	int max_ins = (int)((double)(qlen * mx + end_bonus - o_ins) / e_ins + 1.);
 	max_ins = max_ins > 1 ? max_ins : 1;
 	w = w < max_ins ? w : max_ins;
-	int max_del = (int)((double)(J.qlen * mx + J.end_bonus - J.o_del) / J.e_del + 1.);
+	int max_del = (int)((double)(qlen * mx + end_bonus - o_del) / e_del + 1.);
 	max_del = max_del > 1 ? max_del : 1;
 	return w < max_del ? w : max_del;
+}
+
+__device__ __forceinline__ int clamp_band(const job_t &J)
+{
+	int k = J.m * J.m, mx = 0;
+	for (int i = 0; i < k; ++i) mx = mx > J.mat[i] ? mx : J.mat[i];
+	return clamp_w(J.w, J.qlen, mx, J.end_bonus, J.o_ins, J.e_ins, J.o_del, J.e_del);
 }
 
 // ksw.c:430-432: eh[0].h = h0, eh[1].h = max(h0 - oe_ins, 0), then -e_ins while the previous > e_ins
@@ -415,8 +421,8 @@ GX_RING_KERNEL(32, 16)
 
 
 // ---------------------------------------------------------------------------------------------
-// Planning on the device. ksw_extend2_plan, one thread per job k: the clamped band w' (ksw.c:434-444
-// in the same double arithmetic, as clamp_band), band = min(qlen, 2w'+1), the kernel class (the
+// Planning on the device. ksw_extend2_plan, one thread per job k: the clamped band w' (clamp_w,
+// ksw.c:434-444), band = min(qlen, 2w'+1), the kernel class (the
 // first ring of RING that holds the whole row, qlen + 1 <= G*C, or the band with a lane to spare,
 // band <= G*C - C; 0 = the thread kernel), the ring record prm2 and the launch segment: (upload rank
 // of the job's chunk, class, size bucket of the cell bound band*tlen + qlen, largest first), with
@@ -448,13 +454,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extend2_plan(
 		const int qlen = (int)(qoff[k + 1] - qoff[k]), tlen = (int)(toff[k + 1] - toff[k]);
 		const int h0 = h0v[k], eb = ebv[k], od = odv[k], ed = edv[k], oi = oiv[k], ei = eiv[k], mid = midv[k];
 		const int mx = mat_max[mid], msz = mat_m[mid];
-		int w = wv[k];
-		int max_ins = (int)((double)(qlen * mx + eb - oi) / ei + 1.);
-		max_ins = max_ins > 1 ? max_ins : 1;
-		w = w < max_ins ? w : max_ins;
-		int max_del = (int)((double)(qlen * mx + eb - od) / ed + 1.);
-		max_del = max_del > 1 ? max_del : 1;
-		w = w < max_del ? w : max_del;
+		const int w = clamp_w(wv[k], qlen, mx, eb, oi, ei, od, ed);
 		const long long band = qlen < 2LL * w + 1 ? (long long)qlen : 2LL * w + 1;
 		int cls = 0;
 		if (mode != 2 && msz <= 8)
