@@ -93,19 +93,6 @@ class ExtendJobs:
         side = np.array([int(round(np.sqrt(len(x)))) for x in self.mats], np.int32)
         return side[self.mat_id]
 
-    def band_w(self) -> np.ndarray:
-        """ksw_extend2's clamped band width per job (ksw.c 434-444), in the same double arithmetic."""
-        mx = np.array([max(0, int(x.max())) if len(x) else 0 for x in self.mats], np.int64)[self.mat_id]
-        q = self.qlen().astype(np.int64)
-        w = self.w.astype(np.int64)
-        for o, e in ((self.o_ins, self.e_ins), (self.o_del, self.e_del)):
-            num = (q * mx + self.end_bonus - o).astype(np.float64)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                lim = np.trunc(num / e.astype(np.float64) + 1.0)  # (int)((double)num / e + 1.)
-            lim = np.where(np.isfinite(lim), np.clip(lim, -2**31, 2**31 - 1), 1).astype(np.int64)
-            w = np.minimum(w, np.maximum(lim, 1))
-        return w
-
     def take(self, idx) -> "ExtendJobs":
         """The jobs idx (in that order) as a new ExtendJobs."""
         idx = np.asarray(idx, np.int64)

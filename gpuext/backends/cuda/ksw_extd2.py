@@ -18,8 +18,8 @@ Work plan of one `run` (the host never loops over the jobs):
    read-back (jobs per class, arena sizes, totals) is the only synchronisation before the DP;
 3. jobs that do not fit the memory budget together are cut into chunks (largest first);
 4. per chunk, one DP launch per class, each on its own stream and followed there by its
-   backtrack (`ksw_extd2_tb`, a warp per job): jobs whose ring has at most 1024 slots run in the
-   register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers); the others a
+   backtrack (`ksw_extd2_tb`, a warp per job): jobs whose ring has at most 2**REG_MAX_LG slots run
+   in the register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers); the others a
    warp per job, or 4 or 16 warps for the few jobs large enough to be the critical path, with
    rings of up to 16384 slots in shared memory, wider ones in global memory; then the CIGAR
    packing (`ksw_extd2_pack`) on the main stream and one read-back of the result fields with the
@@ -33,14 +33,13 @@ global-memory rings and the backtrack CIGAR arena.
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 import numpy as np
 
 from ...engine.jobs import KERNEL_EXTD2, KSW_EZ_SCORE_ONLY, KSW_NEG_INF, JobBatch, ResultBatch
 from .loader import load_module
-from .staging import Staging
+from .staging import Staging, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_KERNEL = 1   # not a ksw_extd2_sse job (single affine extz2, splice exts2)
@@ -141,27 +140,13 @@ def _reset_results(m: int) -> dict:
     return r
 
 
-_streams: dict = {}
-
-
-def _stream(key):
-    """A non-blocking stream per (device, calling thread, key), kept across calls."""
-    import cupy
-
-    k = (cupy.cuda.Device().id, threading.get_ident(), key)
-    st = _streams.get(k)
-    if st is None:
-        st = _streams[k] = cupy.cuda.Stream(non_blocking=True)
-    return st
-
-
-def _stage(arrays, stream, slot: int, threaded: bool):
+def _stage(arrays, st, slot: int, threaded: bool):
     """The arrays (contiguous, any dtype) side by side in one device buffer (uint8), each at a
     256-byte aligned offset and followed by at least 4 bytes of padding: copied into a pinned
     buffer, in pieces of PIECE bytes by the copy threads when threaded, each piece sent by
-    an asynchronous DMA on stream as soon as it is staged. Returns (device buffer, offsets,
+    an asynchronous DMA on stream st as soon as it is staged. Returns (device buffer, offsets,
     futures); the copies are done when the futures are."""
-    up = Staging(arrays, stream, slot)
+    up = Staging(arrays, st, slot)
     for i in range(len(arrays)):
         up.send(i, threaded=threaded)
     return up.dev, up.offs, up.futs
@@ -249,7 +234,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     k_tb = mod.get_function("ksw_extd2_tb")
     k_pack = mod.get_function("ksw_extd2_pack")
     i32, i64 = np.int32, np.int64
-    main, up = _stream("main"), _stream("upload")
+    main, up = stream("main"), stream("upload")
     t0 = time.perf_counter()
     futs = []
     try:
@@ -370,7 +355,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     n = int(cnt[c])
                     d_sel = lst32[off:off + n]
                     off += n
-                    st = _stream(key)
+                    st = stream(key)
                     st.wait_event(ev_in)
                     with st:
                         ev_a = st.record()

@@ -27,14 +27,13 @@ results and cells for the whole call; the thread kernel's row-buffer arena per c
 """
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
 
 from ...bwa.dump import ExtendJobs, ExtendResults
 from .loader import load_module
-from .staging import Staging, pinned_buffer
+from .staging import Staging, pinned_buffer, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_INPUT = 1    # qlen < 1, tlen < 0, h0 < 1, unknown matrix or a base >= m (ksw_extend2 would fail)
@@ -45,7 +44,6 @@ REASONS = {0: "ok", REJECT_INPUT: "invalid input", REJECT_GAP: "gap extension < 
            REJECT_RANGE: "score range", REJECT_MEMORY: "over GPU memory budget"}
 
 BLOCK = 128
-N_PRM = 9
 
 last_stats: dict = {}
 
@@ -55,15 +53,6 @@ def default_gpu_mem() -> int:
     from .ksw_extd2 import default_gpu_mem as budget
 
     return budget()
-
-
-def _mat_tables(jobs: ExtendJobs):
-    mats = np.concatenate(jobs.mats) if jobs.mats else np.zeros(1, np.int8)
-    mat_m = np.array([int(round(np.sqrt(len(x)))) for x in jobs.mats] or [0], np.int32)
-    mat_off = np.zeros(max(len(jobs.mats), 1), np.int32)
-    if jobs.mats:
-        mat_off[1:] = np.cumsum([len(x) for x in jobs.mats])[:-1]
-    return mats, mat_off, mat_m
 
 
 def supports(jobs: ExtendJobs, gpu_mem: int | None = None) -> np.ndarray:
@@ -108,7 +97,8 @@ NSIZE = 8                     # size buckets per (chunk, class) segment of the l
 
 
 def _mat_stats(jobs: ExtendJobs):
-    """Per matrix: side m, max(0, largest entry) and the ring kernels' 8x8 byte rows."""
+    """Per matrix: side m, max(0, largest entry), the ring kernels' 8x8 byte rows, and all matrices
+    concatenated with their offsets (the thread kernel's)."""
     mat_m = np.array([int(round(np.sqrt(len(x)))) for x in jobs.mats] or [0], np.int32)
     mat_max = np.array([max(0, int(x.max())) if len(x) else 0 for x in jobs.mats] or [0], np.int32)
     mrow = np.zeros((max(len(jobs.mats), 1), 8, 8), np.int8)
@@ -116,40 +106,16 @@ def _mat_stats(jobs: ExtendJobs):
         m = int(mat_m[i])
         if m <= RING_M_MAX:
             mrow[i, :m, :m] = x.reshape(m, m)
-    return mat_m, mat_max, mrow
+    mats = np.concatenate(jobs.mats) if jobs.mats else np.zeros(1, np.int8)
+    mat_off = np.zeros(max(len(jobs.mats), 1), np.int32)
+    if jobs.mats:
+        mat_off[1:] = np.cumsum([len(x) for x in jobs.mats])[:-1]
+    return mat_m, mat_max, mrow, mats, mat_off
 
 
-def _classes(qlen: np.ndarray, band: np.ndarray, msz: np.ndarray, mode: str) -> np.ndarray:
-    """Kernel class per job as ksw_extend2_plan computes it: -1 = thread per job, else the index into
-    RING (group of G lanes, C slots each): the first ring that holds the whole row (qlen + 1 <= G*C)
-    or the band with a lane to spare (band <= G*C - C)."""
-    if mode == "thread":
-        return np.full(len(qlen), -1, np.int32)
-    idx = np.array([i for i, (g, _) in enumerate(RING) if mode != "warp" or g == 32])
-    whole = np.array([RING[i][0] * RING[i][1] for i in idx])      # increasing
-    spare = np.array([RING[i][0] * RING[i][1] - RING[i][1] for i in idx])  # increasing
-    k = np.minimum(np.searchsorted(whole, qlen + 1), np.searchsorted(spare, band))
-    cls = np.where(k < len(idx), idx[np.minimum(k, len(idx) - 1)], -1).astype(np.int32)
-    cls[msz > RING_M_MAX] = -1
-    return cls
-
-
-def _launch_ring(fn, g, nj, block, args, shm=0):
-    fn(((nj * g + block - 1) // block,), (block,), args, shared_mem=shm)
-
-
-def _streams(n: int) -> list:
-    """n non-blocking streams of the calling thread, kept across calls."""
-    import cupy
-
-    key = (cupy.cuda.Device().id, threading.get_ident())
-    have = _stream_cache.setdefault(key, [])
-    while len(have) < n:
-        have.append(cupy.cuda.Stream(non_blocking=True))
-    return have[:n]
-
-
-_stream_cache: dict = {}
+def _launch_ring(fn, g, nj, args):
+    """A ring kernel over nj jobs, g lanes each, in blocks of BLOCK threads."""
+    fn(((nj * g + BLOCK - 1) // BLOCK,), (BLOCK,), args)
 
 
 def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "auto",
@@ -180,7 +146,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     if (qlen.min() < 1 or sub.h0.min() < 1 or min(sub.e_del.min(), sub.e_ins.min()) < 1
             or sub.mat_id.min() < 0 or sub.mat_id.max() >= len(sub.mats) or (qlen + 1).max() * 8 > budget):
         raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
-    mat_m, mat_max, mrow = _mat_stats(sub)
+    mat_m, mat_max, mrow, mats, mat_off = _mat_stats(sub)
     # upload chunks: contiguous job ranges of about CHUNK_BYTES of sequence; the chunk with the job of
     # most rows goes first (a long job's time is its rows times the row latency: start it first)
     seqb = sub.qoff + sub.toff
@@ -194,7 +160,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     mod = load_module("ksw_extend2.cu")
     fns = [mod.get_function("ksw_extend2_ring%dx%d" % r) for r in RING]
     k_plan, k_order = mod.get_function("ksw_extend2_plan"), mod.get_function("ksw_extend2_order")
-    main, copy_st, *chunk_st = _streams(2 + nch)
+    main, copy_st, *chunk_st = (stream(("extend2", i)) for i in range(2 + nch))
     i32 = np.int32
     small = [sub.qoff, sub.toff, sub.h0, sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins,
              sub.e_ins, sub.mat_id, mat_max, mat_m, bounds, rank, mrow.reshape(-1)]
@@ -256,8 +222,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
                 for c in reversed(range(1, NCLS)):
                     s0, s1 = int(seg_start[base + c * NSIZE]), int(seg_start[base + (c + 1) * NSIZE])
                     if s1 > s0:
-                        _launch_ring(fns[c - 1], RING[c - 1][0], s1 - s0, BLOCK,
-                                     (d_order[s0:s1], i32(s1 - s0)) + common)
+                        _launch_ring(fns[c - 1], RING[c - 1][0], s1 - s0, (d_order[s0:s1], i32(s1 - s0)) + common)
             s0, s1 = int(seg_start[base]), int(seg_start[base + NSIZE])
             if s1 > s0:
                 thread_jobs.append((s0, s1))
@@ -269,7 +234,8 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
                 st.wait_event(s.record())
             with st:
                 sel = np.concatenate([cupy.asnumpy(d_order[a:b]) for a, b in thread_jobs]).astype(np.int64)
-                _run_thread(mod, sub, sel, qlen, budget, d_q, d_qoff, d_t, d_toff, d_res, d_cells, stats)
+                _run_thread(mod, sub, sel, qlen, budget, (mats, mat_off, mat_m), d_q, d_qoff, d_t, d_toff, d_res,
+                            d_cells)
         for s in [main] + chunk_st:
             s.synchronize()
         stats["t_kernel"] = time.perf_counter() - t_k
@@ -292,13 +258,13 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     return out
 
 
-def _run_thread(mod, sub, jobs_t, qlen, budget, d_q, d_qoff, d_t, d_toff, d_res, d_cells, stats) -> None:
+def _run_thread(mod, sub, jobs_t, qlen, budget, matrices, d_q, d_qoff, d_t, d_toff, d_res, d_cells) -> None:
     """The thread kernel over jobs_t (on the current stream): 32 jobs of similar size per warp, their row
     buffers interleaved in an arena cut into chunks that fit the memory budget."""
     import cupy
 
     fn = mod.get_function("ksw_extend2_thread")
-    mats, mat_off, mat_m = _mat_tables(sub)
+    mats, mat_off, mat_m = matrices
     prm = np.stack([sub.h0, sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins, sub.e_ins,
                     sub.mat_id], axis=1).astype(np.int32)
     d_prm = cupy.asarray(prm.reshape(-1))

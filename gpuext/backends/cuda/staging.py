@@ -1,12 +1,14 @@
-"""Host arrays into one device buffer through a reused page-locked buffer, by copy threads.
+"""Host arrays into one device buffer through a reused page-locked buffer, by copy threads; the
+launchers' per-thread streams.
 
-Used by the launchers (ksw_extend2.py; ksw_extd2.py uses its pinned buffers and copy threads): `Staging(arrays, stream)` lays the arrays out side by side in
+Used by the launchers (ksw_extd2.py, ksw_extend2.py): `Staging(arrays, stream)` lays the arrays out side by side in
 one device buffer (each at a 256-byte aligned offset, followed by at least 4 bytes of slack for the
 kernels' word loads); `send(i, lo, hi)` has the copy threads put bytes [lo, hi) of array i into the
 pinned buffer in pieces, each piece followed at once by its asynchronous DMA on the stream; `ready()`
 waits until everything sent so far is enqueued and returns an event on the stream after it. The
 pinned buffer is kept per (device, calling thread, slot) and reused by that thread's next call, so
-`close()` (waiting for every copy) must run before the caller returns.
+`close()` (waiting for every copy) must run before the caller returns. `stream(key)` is a
+non-blocking stream per (device, calling thread, key), kept across calls.
 """
 from __future__ import annotations
 
@@ -20,6 +22,18 @@ THREADS = min(4, os.cpu_count() or 1)            # copy threads
 
 _pinned: dict = {}
 _pool = None
+_streams: dict = {}
+
+
+def stream(key):
+    """A non-blocking stream per (device, calling thread, key), kept across calls."""
+    import cupy
+
+    k = (cupy.cuda.Device().id, threading.get_ident(), key)
+    st = _streams.get(k)
+    if st is None:
+        st = _streams[k] = cupy.cuda.Stream(non_blocking=True)
+    return st
 
 
 def pinned_buffer(slot, n: int) -> np.ndarray:
