@@ -2,7 +2,8 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: scripts/device_check.sh [tests|bench|all]      (two calls fit the 10-minute limit better)
+#   usage: scripts/device_check.sh [tests|bench|all|bwa]  (two calls fit the 10-minute limit better;
+#   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
 # ../shared/tools/device-carry.sh, and datacache/ = data/cache/{src,sets} (scripts/fetch_data.py get --all).
 set -uo pipefail
@@ -50,6 +51,10 @@ bench() {
       echo "reg=$reg $b"; table+=("ksw_extd2 $name reg=$reg: $b")
     done
   done
+  bench_bwa
+}
+
+bench_bwa() {
   echo "== ksw_extend2 on BWA seed dumps"
   dumps=(--make illumina:100000 --make ont:2000)   # or the dumps carried in build/dumps (same recipe)
   if ls build/dumps/*.dump.gz >/dev/null 2>&1; then
@@ -63,6 +68,11 @@ bench() {
 case $PHASE in
   tests) tests ;;
   bench) bench ;;
+  bwa)
+    timeout 200 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extend2.py 2>&1 \
+      | tee "$OUT/kernel_tests_bwa.log" | tail -4
+    table+=("GPU tests (ksw_extend2): $(tail -1 "$OUT/kernel_tests_bwa.log")")
+    bench_bwa ;;
   *) tests; bench ;;
 esac
 echo "== summary ($PHASE)"

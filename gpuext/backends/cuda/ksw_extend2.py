@@ -2,13 +2,14 @@
 
 `supports(jobs)` gives a reason code per job (0: the kernel takes it); `run(jobs, idx)` computes the
 jobs idx (all must be supported: run() repeats only the cheap checks, not the scan of every base
-against the alphabet, so call supports() first) and returns an ExtendResults whose rows follow idx; the DP cells of
-each job (the sum of end - beg over the rows ksw_extend2 runs) are in `last_stats["cells"]`.
+against the alphabet, so call supports() first) and returns an ExtendResults whose rows follow idx; the DP cells
+(the sum of end - beg over the rows ksw_extend2 runs) are in `last_stats["cells_total"]`, and per job in
+`last_stats["cells"]`.
 
 Work plan of one `run` (short-read jobs are small and many, long-read jobs large and skewed; the host
-does no per-job work beyond a few whole-array checks):
-1. the per-job inputs go up as the ExtendJobs holds them (staging.py: one pinned buffer, copy
-   threads, asynchronous DMAs on a copy stream); `ksw_extend2_plan` computes on the device each
+does no per-job work: the cheap checks of supports() are the plan kernel's):
+1. the per-job inputs go up as the ExtendJobs holds them, a parameter the same for all jobs as one
+   value, in one DMA (staging.py: one pinned buffer); `ksw_extend2_plan` computes on the device each
    job's clamped band w' (ksw.c:434-444), band = min(qlen, 2*w' + 1), its kernel class (the
    smallest ring kernel `ksw_extend2_ring{G}x{C}` - a group of G lanes per job, 32/G jobs per
    warp, the row buffer in registers as a ring of G*C slots - whose ring holds the whole row or
@@ -17,9 +18,10 @@ does no per-job work beyond a few whole-array checks):
    one small read-back of the jobs per segment, then `ksw_extend2_order` places every job in its
    segment (a counting sort);
 2. the sequences go up in chunks (at most MAX_CHUNKS contiguous job ranges of about CHUNK_BYTES, the
-   one with the job of most rows first); each chunk's kernels start on the chunk's own stream as soon as it has landed (classes of larger
-   rings first, then larger cell bounds), so the tail of one kernel overlaps the others;
-3. the results and cells come back through a pinned buffer.
+   one with the job of most rows first; copy threads, asynchronous DMAs on a copy stream); each chunk's kernels start as soon as it has landed, one
+   stream per (chunk, class) (classes of larger rings first, larger cell bounds first within a
+   class), so no kernel waits behind another's longest job;
+3. the results (field-major) and the cells (per job, or their sum) come back through a pinned buffer.
 
 Device buffers (all owned by `run`, from CuPy's memory pool on the current device, valid until the
 results are back on the host): the staged inputs and sequences, the per-job records, launch order,
@@ -119,7 +121,7 @@ def _launch_ring(fn, g, nj, args):
 
 
 def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "auto",
-        split: bool = False) -> ExtendResults:
+        split: bool = False, job_cells: bool = True) -> ExtendResults:
     """Run the jobs idx (default: all) on the GPU; rows of the result follow idx.
 
     mode: "auto" (each job on the smallest ring kernel that holds its band, else the thread kernel),
@@ -127,52 +129,54 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     for testing. Timings of the last call are in last_stats (t_prep: host work until the first
     launch, t_h2d, t_kernel, t_d2h, t_total); split=True uploads everything before the first kernel
     starts, so t_kernel is the kernels alone (the default overlaps each chunk's kernels with the
-    next chunks' uploads).
+    next chunks' uploads). DP cells: last_stats["cells_total"], and per job last_stats["cells"]
+    when job_cells (job_cells=False sums them on the device and reads back one number).
     """
     import cupy
 
     t_start = time.perf_counter()
-    idx = np.arange(jobs.n) if idx is None else np.asarray(idx, np.int64)
     budget = default_gpu_mem() if gpu_mem is None else int(gpu_mem)
-    sub = jobs if (len(idx) == jobs.n and np.array_equal(idx, np.arange(jobs.n))) else jobs.take(idx)
+    if idx is not None:
+        idx = np.asarray(idx, np.int64)
+    sub = jobs if idx is None or (len(idx) == jobs.n and np.array_equal(idx, np.arange(jobs.n))) else jobs.take(idx)
     n = sub.n
-    stats = {"jobs": n, "chunks": 0, "cells": np.zeros(n, np.int64), "classes": {}}
+    stats = {"jobs": n, "chunks": 0, "classes": {}}
     if n == 0:
         last_stats.clear()
-        last_stats.update(stats, t_total=0.0)
+        last_stats.update(stats, t_total=0.0, cells_total=0)
         return ExtendResults.empty(0)
-    qlen, tlen = np.diff(sub.qoff), np.diff(sub.toff)
-    # the cheap part of supports(); the base-code scan over the sequences is the caller's (supports())
-    if (qlen.min() < 1 or sub.h0.min() < 1 or min(sub.e_del.min(), sub.e_ins.min()) < 1
-            or sub.mat_id.min() < 0 or sub.mat_id.max() >= len(sub.mats) or (qlen + 1).max() * 8 > budget):
-        raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
     mat_m, mat_max, mrow, mats, mat_off = _mat_stats(sub)
-    # upload chunks: contiguous job ranges of about CHUNK_BYTES of sequence; the chunk with the job of
-    # most rows goes first (a long job's time is its rows times the row latency: start it first)
-    seqb = sub.qoff + sub.toff
-    nch = int(min(MAX_CHUNKS, max(1, seqb[-1] // CHUNK_BYTES)))
-    cut = np.searchsorted(seqb, np.arange(1, nch) * (seqb[-1] / nch)) if nch > 1 else np.zeros(0, np.int64)
+    # upload chunks: contiguous job ranges of about CHUNK_BYTES of sequence (cut by target bytes); the
+    # chunk with the job of most rows goes first (a long job's time is its rows times the row latency)
+    tb = int(sub.toff[-1])
+    nch = int(min(MAX_CHUNKS, max(1, (tb + int(sub.qoff[-1])) // CHUNK_BYTES)))
+    cut = np.searchsorted(sub.toff, np.arange(1, nch) * (tb / nch)) if nch > 1 else np.zeros(0, np.int64)
     bounds = np.unique(np.concatenate([[0], cut, [n]])).astype(np.int64)
     nch = len(bounds) - 1
-    up_order = np.argsort(-np.maximum.reduceat(tlen, bounds[:-1]), kind="stable")   # chunks in upload order
+    first = int(np.searchsorted(bounds, int(np.argmax(np.diff(sub.toff))), side="right")) - 1
+    up_order = np.r_[first, np.delete(np.arange(nch), first)]   # chunks in upload order
     rank = np.empty(nch, np.int32)
     rank[up_order] = np.arange(nch)
     mod = load_module("ksw_extend2.cu")
     fns = [mod.get_function("ksw_extend2_ring%dx%d" % r) for r in RING]
     k_plan, k_order = mod.get_function("ksw_extend2_plan"), mod.get_function("ksw_extend2_order")
-    main, copy_st, *chunk_st = (stream(("extend2", i)) for i in range(2 + nch))
+    main, copy_st = stream(("extend2", "main")), stream(("extend2", "copy"))
     i32 = np.int32
-    small = [sub.qoff, sub.toff, sub.h0, sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins,
-             sub.e_ins, sub.mat_id, mat_max, mat_m, bounds, rank, mrow.reshape(-1)]
+    # a parameter the same for all jobs goes up as one value (bit f of uni; normally all but h0)
+    prm = [sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins, sub.e_ins, sub.mat_id]
+    uni = 0
+    for f, a in enumerate(prm):
+        if len(a) and (a == a[0]).all():
+            uni |= 1 << f
+            prm[f] = a[:1]
+    small = [sub.qoff, sub.toff, sub.h0, *prm, mat_max, mat_m, bounds, rank, mrow.reshape(-1)]
     up = Staging(small + [sub.qseq, sub.tseq], copy_st)
     NQ, NT = len(small), len(small) + 1
     nseg = nch * NCLS * NSIZE
     try:
-        for i in range(len(small)):
-            up.send(i)
-        ev_small = up.ready()
+        up.send_span(0, len(small), main)   # the per-job arrays: one DMA on the planning stream
         chunk_futs = []
-        for ch in up_order:
+        for ch in up_order:   # then the sequences: the copy threads work while the plan is made
             f0 = len(up.futs)
             a, b = int(bounds[ch]), int(bounds[ch + 1])
             up.send(NQ, int(sub.qoff[a]), int(sub.qoff[b]))
@@ -183,17 +187,20 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         d_bounds, d_rank, d_mrow = up.view(13, np.int64), up.view(14, i32), up.view(15, np.uint32)
         d_q, d_t = up.view(NQ, np.uint8), up.view(NT, np.uint8)
         with main:
-            main.wait_event(ev_small)
             d_prm = cupy.empty(n * N_PRM2, i32)
             d_seg = cupy.empty(n, i32)
-            d_hist = cupy.zeros(nseg, np.uint32)
+            d_hist = cupy.zeros(nseg + 1, np.uint32)
             d_order = cupy.empty(n, i32)
             d_res = cupy.empty(n * 6, i32)
             d_cells = cupy.empty(n, np.int64)
             grid = ((n + 255) // 256,)
             k_plan(grid, (256,), (i32(n), d_qoff, d_toff, d_h0, d_w, d_eb, d_zd, d_od, d_ed, d_oi, d_ei, d_mid, d_mmax,
-                                  d_mm, i32(MODES[mode]), i32(nch), d_bounds, d_rank, d_prm, d_seg, d_hist))
+                                  d_mm, i32(uni), i32(len(sub.mats)), np.int64(budget // 8), i32(MODES[mode]), i32(nch),
+                                  d_bounds, d_rank, d_prm, d_seg, d_hist))
             h_hist = cupy.asnumpy(d_hist, stream=main)
+            if h_hist[nseg]:   # the cheap part of supports(), checked on the device
+                raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
+            h_hist = h_hist[:nseg]
             d_start = cupy.asarray(np.concatenate([[0], np.cumsum(h_hist[:-1], dtype=np.int64)]).astype(np.uint32))
             k_order(grid, (256,), (i32(n), d_seg, d_start, d_order))
             ev_order = main.record()
@@ -203,25 +210,28 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
             cnt = int(h_hist[cls_of == c].sum())
             if cnt:
                 stats["classes"]["thread" if c == 0 else "ring%dx%d" % RING[c - 1]] = cnt
-        common = (d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, d_cells)
+        common = (d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, i32(n), d_cells)
         if split:
             up.ready().synchronize()
         stats["t_prep"] = time.perf_counter() - t_start
         t0 = time.perf_counter()
-        thread_jobs = []
+        thread_jobs, used = [], [main]
         for r in range(nch):
             for f in chunk_futs[r]:
                 f.result()
             ev = copy_st.record()   # after this chunk's pieces (and any others enqueued by now)
-            st = chunk_st[r]
-            st.wait_event(ev)
-            st.wait_event(ev_order)
             stats["chunks"] += 1
             base = r * NCLS * NSIZE
-            with st:   # larger rings first; within a class, larger jobs first (segments in that order)
-                for c in reversed(range(1, NCLS)):
-                    s0, s1 = int(seg_start[base + c * NSIZE]), int(seg_start[base + (c + 1) * NSIZE])
-                    if s1 > s0:
+            # larger rings first; within a class, larger jobs first (segments in that order); each class
+            # on a stream of its own, so no kernel waits for the longest job of another
+            for c in reversed(range(1, NCLS)):
+                s0, s1 = int(seg_start[base + c * NSIZE]), int(seg_start[base + (c + 1) * NSIZE])
+                if s1 > s0:
+                    st = stream(("extend2", r, c))
+                    st.wait_event(ev)
+                    st.wait_event(ev_order)
+                    used.append(st)
+                    with st:
                         _launch_ring(fns[c - 1], RING[c - 1][0], s1 - s0, (d_order[s0:s1], i32(s1 - s0)) + common)
             s0, s1 = int(seg_start[base]), int(seg_start[base + NSIZE])
             if s1 > s0:
@@ -229,14 +239,15 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         t_h2d = time.perf_counter() - t0
         t_k = time.perf_counter()
         if thread_jobs:
-            st = chunk_st[0]
-            for s in chunk_st[:nch]:
-                st.wait_event(s.record())
+            st = stream(("extend2", "thread"))
+            st.wait_event(copy_st.record())
+            st.wait_event(ev_order)
+            used.append(st)
             with st:
                 sel = np.concatenate([cupy.asnumpy(d_order[a:b]) for a, b in thread_jobs]).astype(np.int64)
-                _run_thread(mod, sub, sel, qlen, budget, (mats, mat_off, mat_m), d_q, d_qoff, d_t, d_toff, d_res,
+                _run_thread(mod, sub, sel, np.diff(sub.qoff), budget, (mats, mat_off, mat_m), d_q, d_qoff, d_t, d_toff, d_res,
                             d_cells)
-        for s in [main] + chunk_st:
+        for s in used:
             s.synchronize()
         stats["t_kernel"] = time.perf_counter() - t_k
     finally:
@@ -244,12 +255,17 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         copy_st.synchronize()
     t_d = time.perf_counter()
     out_buf = pinned_buffer("extend2-out", n * 32)
-    for d_src, off, nb in ((d_res, 0, n * 24), (d_cells, n * 24, n * 8)):
+    with main:
+        copies = [(d_res, 0, n * 24), (d_cells, n * 24, n * 8) if job_cells else (d_cells.sum(), n * 24, 8)]
+    for d_src, off, nb in copies:
         cupy.cuda.runtime.memcpyAsync(out_buf.ctypes.data + off, d_src.data.ptr, nb, 2, main.ptr)   # device to host
     main.synchronize()
-    h = out_buf[:n * 24].view(i32).reshape(n, 6).copy()
-    stats["cells"] = out_buf[n * 24:n * 32].view(np.int64).copy()
-    out = ExtendResults(*(h[:, f] for f in range(6)))
+    h = out_buf[:n * 24].view(i32).reshape(6, n).copy()   # field-major: each field contiguous
+    cells = out_buf[n * 24:n * 24 + copies[1][2]].view(np.int64)
+    stats["cells_total"] = int(cells.sum())
+    if job_cells:
+        stats["cells"] = cells.copy()
+    out = ExtendResults(*h)
     stats["t_h2d"] = t_h2d
     stats["t_d2h"] = time.perf_counter() - t_d
     stats["t_total"] = time.perf_counter() - t_start
@@ -286,7 +302,7 @@ def _run_thread(mod, sub, jobs_t, qlen, budget, matrices, d_q, d_qoff, d_t, d_to
         nj = j1 - j0
         fn(((nj + BLOCK - 1) // BLOCK,), (BLOCK,),
            (d_order, np.int32(nj), d_q, d_qoff, d_t, d_toff, d_prm, d_mats, d_mat_off, d_mat_m, d_off, d_eh, d_res,
-            d_cells))
+            np.int32(sub.n), d_cells))
         cupy.cuda.get_current_stream().synchronize()
         del d_eh, d_order, d_off
         u0 = u1

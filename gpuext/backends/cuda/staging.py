@@ -4,21 +4,24 @@ launchers' per-thread streams.
 Used by the launchers (ksw_extd2.py, ksw_extend2.py): `Staging(arrays, stream)` lays the arrays out side by side in
 one device buffer (each at a 256-byte aligned offset, followed by at least 4 bytes of slack for the
 kernels' word loads); `send(i, lo, hi)` has the copy threads put bytes [lo, hi) of array i into the
-pinned buffer in pieces, each piece followed at once by its asynchronous DMA on the stream; `ready()`
-waits until everything sent so far is enqueued and returns an event on the stream after it. The
+pinned buffer in pieces, each piece followed at once by its asynchronous DMA on the stream;
+`send_span(i0, i1, stream)` copies arrays i0..i1-1 in the calling thread and sends them with one DMA
+on another stream; `ready()` waits until everything sent so far is enqueued and returns an event on
+the stream after it. The
 pinned buffer is kept per (device, calling thread, slot) and reused by that thread's next call, so
 `close()` (waiting for every copy) must run before the caller returns. `stream(key)` is a
 non-blocking stream per (device, calling thread, key), kept across calls.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 
 import numpy as np
 
 PIECE = 4 << 20                                  # bytes per staged piece (one DMA each)
-THREADS = min(4, os.cpu_count() or 1)            # copy threads
+THREADS = min(8, os.cpu_count() or 1)            # copy threads
 
 _pinned: dict = {}
 _pool = None
@@ -81,13 +84,17 @@ class Staging:
         a = self.flat[i]
         return self.dev[self.offs[i]:self.offs[i] + a.nbytes].view(dtype)
 
+    def _dma(self, lo, hi, stream):
+        import cupy
+
+        cupy.cuda.runtime.memcpyAsync(self.dev.data.ptr + lo, self.buf.ctypes.data + lo, hi - lo, 1, stream.ptr)
+
     def _piece(self, a, o, lo, hi):
         import cupy
 
         cupy.cuda.runtime.setDevice(self._dev_id)
-        np.copyto(self.buf[o + lo:o + hi], a[lo:hi])
-        cupy.cuda.runtime.memcpyAsync(self.dev.data.ptr + o + lo, self.buf.ctypes.data + o + lo, hi - lo, 1,
-                                      self.stream.ptr)
+        ctypes.memmove(self.buf.ctypes.data + o + lo, a.ctypes.data + lo, hi - lo)   # without the GIL
+        self._dma(o + lo, o + hi, self.stream)
 
     def send(self, i: int, lo: int = 0, hi: int | None = None, threaded: bool = True) -> None:
         """Bytes [lo, hi) of array i (default: all of it) to the device."""
@@ -99,6 +106,14 @@ class Staging:
                 self.futs.append(copy_pool().submit(self._piece, a, o, p, q))
             else:
                 self._piece(a, o, p, q)
+
+    def send_span(self, i0: int, i1: int, stream) -> None:
+        """Arrays i0..i1-1 whole, copied by the calling thread, then one DMA on `stream` (many small
+        arrays cost one driver call, and need not wait behind the pieces of the copy threads)."""
+        for i in range(i0, i1):
+            a, o = self.flat[i], self.offs[i]
+            ctypes.memmove(self.buf.ctypes.data + o, a.ctypes.data, a.nbytes)
+        self._dma(self.offs[i0], self.offs[i1 - 1] + self.flat[i1 - 1].nbytes, stream)
 
     def ready(self):
         """An event on the stream after every piece sent so far."""

@@ -21,8 +21,9 @@
 //                           registers as a ring of G*C slots (see extend_ring below); F is a prefix
 //                           max, F(i,j) = max_{beg<=k<j} (T_k + k*e_ins) - (j-1)*e_ins with
 //                           T_k = max(M_k - o_ins - e_ins, 0) (exact for e_ins > 0), one group scan
-//                           per row; no global memory traffic in the row loop but the query bytes
-//                           and one target byte.
+//                           per row; the slots' query bytes in registers too (a lane reloads its
+//                           C bytes when the band start leaves it behind), so a row reads one
+//                           target byte and its matrix row from memory.
 //   ksw_extend2_thread      one thread per job, the loop of ksw.c as written, the row buffer in
 //                           global memory (eh arena, qlen+1 int2 {h, e}, initialised as
 //                           ksw.c:430-432), the rows of a warp's 32 jobs interleaved (element j of
@@ -46,7 +47,8 @@
 #define P_MAT 8
 #define N_PRM 9
 
-// results, res[job * N_RES + R_*] (the order of gpuext.bwa.dump.RESULT_FIELDS)
+// results, res[R_* * rs + job] (field-major, rs = the jobs of the call; the order of
+// gpuext.bwa.dump.RESULT_FIELDS)
 #define R_SCORE 0
 #define R_QLE 1
 #define R_TLE 2
@@ -121,16 +123,16 @@ __device__ __forceinline__ bool row_max_or_zdrop(int i, int m, int mj, int zdrop
 	return max - m - ((mj - max_j) - (i - max_i)) * e_ins > zdrop;
 }
 
-__device__ __forceinline__ void store_result(int *res, long long *cells, int k, int max, int max_i, int max_j,
+__device__ __forceinline__ void store_result(int *res, int rs, long long *cells, int k, int max, int max_i, int max_j,
                                              int max_ie, int gscore, int max_off, long long ncell)
 {
-	int *r = res + (long long)k * N_RES;
-	r[R_SCORE] = max;
-	r[R_QLE] = max_j + 1;
-	r[R_TLE] = max_i + 1;
-	r[R_GTLE] = max_ie + 1;
-	r[R_GSCORE] = gscore;
-	r[R_MAX_OFF] = max_off;
+	int *r = res + k;
+	r[R_SCORE * (long long)rs] = max;
+	r[R_QLE * (long long)rs] = max_j + 1;
+	r[R_TLE * (long long)rs] = max_i + 1;
+	r[R_GTLE * (long long)rs] = max_ie + 1;
+	r[R_GSCORE * (long long)rs] = gscore;
+	r[R_MAX_OFF * (long long)rs] = max_off;
 	cells[k] = ncell;
 }
 
@@ -141,7 +143,7 @@ extern "C" __global__ void ksw_extend2_thread(const int *order, int n, const uns
                                               const long long *qoff, const unsigned char *tseq,
                                               const long long *toff, const int *prm, const signed char *mats,
                                               const int *mat_off, const int *mat_m, const long long *eh_off,
-                                              int2 *eh_arena, int *res, long long *cells)
+                                              int2 *eh_arena, int *res, int rs, long long *cells)
 {
 	int pos = blockIdx.x * blockDim.x + threadIdx.x;
 	if (pos >= n) return;
@@ -199,7 +201,7 @@ extern "C" __global__ void ksw_extend2_thread(const int *order, int n, const uns
 		for (j = end; j >= beg && eh[j * S].x == 0 && eh[j * S].y == 0; --j);
 		end = j + 2 < J.qlen ? j + 2 : J.qlen;
 	}
-	store_result(res, cells, k, max, max_i, max_j, max_ie, gscore, max_off, ncell);
+	store_result(res, rs, cells, k, max, max_i, max_j, max_ie, gscore, max_off, ncell);
 }
 
 
@@ -234,11 +236,25 @@ extern "C" __global__ void ksw_extend2_thread(const int *order, int n, const uns
 #define N_PRM2 8
 #define Q_PACK_BIT (1 << 30)
 
+// sign-extended matrix entry: byte (sel & 7) of the 8-byte matrix row {x, y}; sel = b*0x1111 | 0x8880
+// (prmt's sign-replicate mode in the three upper result bytes), one instruction
+__device__ __forceinline__ unsigned qsel(unsigned b) { return b * 0x1111u | 0x8880u; }
+__device__ __forceinline__ int score8(uint2 row, unsigned sel)
+{
+#ifndef GX_EMU
+	unsigned r;
+	asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(row.x), "r"(row.y), "r"(sel));
+	return (int)r;
+#else
+	return (int)(signed char)__byte_perm(row.x, row.y, sel & 7);
+#endif
+}
+
 template <int G, int C>
 __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n, const unsigned char *__restrict__ qseq,
                                             const long long *__restrict__ qoff, const unsigned char *__restrict__ tseq,
                                             const long long *__restrict__ toff, const int *__restrict__ prm,
-                                            const uint2 *__restrict__ mrow, int *__restrict__ res,
+                                            const uint2 *__restrict__ mrow, int *__restrict__ res, int rs,
                                             long long *__restrict__ cells)
 {
 	constexpr int R = G * C;
@@ -258,119 +274,143 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 	const uint2 *mr = mrow + (long long)(matf & ~Q_PACK_BIT) * 8;
 	const int oe_del = o_del + e_del, oe_ins = o_ins + e_ins;
 	const int v1 = h0 > oe_ins ? h0 - oe_ins : 0; // eh[1].h of row -1
-	// Row -1 (ksw.c:430-432) in the slots of the first band: slot p holds column p while beg = 0.
-	// Afterwards a row's band reaches at most one column the buffer has not held, xcol = end_prev + 1
-	// (the next end is at most the last non-zero column + 2 <= end_prev + 2): its input is the row -1
-	// value if no row wrote it yet (xcol > hi_w), else 0 (see above), e = 0.
-	int H[C], E[C];
+	// Row -1 (ksw.c:430-432) and the query bytes (as score8 selectors) in the slots of the first
+	// band: slot p holds column p while beg = 0. A lane's query bytes are those of the columns its
+	// slots hold, qcol + c: when beg leaves a lane behind, the lane loads the columns R further on
+	// (they are past the band's end until beg has moved on). A row's band reaches at most one column
+	// the buffer has not held, xcol = end_prev + 1 (the next end is at most the last non-zero
+	// column + 2 <= end_prev + 2): its slot is set to the row -1 value if no row wrote it yet
+	// (xcol > hi_w), else 0 (see above), e = 0, before the row.
+	int H[C], E[C], ce[C];
+	unsigned qs[C];
+	int qcol = gl * C;
 #pragma unroll
 	for (int c = 0; c < C; ++c) {
 		const int j = gl * C + c;
 		H[c] = j == 0 ? h0 : (v1 - (j - 1) * e_ins > 0 ? v1 - (j - 1) * e_ins : 0), E[c] = 0;
+		qs[c] = qsel(__ldg(query + (j < qlen ? j : qlen - 1)));
+		ce[c] = c * e_ins;
 	}
 	int max = h0, max_i = -1, max_j = -1, max_ie = -1, gscore = -1, max_off = 0;
-	int beg = 0, end = qlen, end_prev = -1, hi_w = -1;
+	int beg = 0, end = qlen, end_prev = -1, hi_w = -1, bmod = 0, lb = 0; // bmod = beg % R, lb = bmod / C
 	long long ncell = 0;
 	uint2 trow = make_uint2(0, 0);
 	if (tlen > 0) trow = __ldg(mr + __ldg(target));
 	for (int i = 0; i < tlen; ++i) {
 		const uint2 tr = trow;
 		if (i + 1 < tlen) trow = __ldg(mr + __ldg(target + i + 1)); // one row ahead
-		// [1] band clip and first column (ksw.c:452-459)
-		if (beg < i - w) beg = i - w;
+		// [1] band clip (beg's at the end of the previous row) and first column (ksw.c:452-459)
 		if (end > i + w + 1) end = i + w + 1;
 		if (end > qlen) end = qlen;
 		int h1i = h0 - (o_del + e_del * (i + 1));
 		h1i = beg == 0 && h1i > 0 ? h1i : 0;
 		ncell += end - beg;
-		const int bmod = beg % R, lb = bmod / C, L = (gl - lb) & (G - 1);
-		const int xcol = i == 0 ? -1 : end_prev + 1;
-		const int xh = xcol > hi_w ? (v1 - (xcol - 1) * e_ins > 0 ? v1 - (xcol - 1) * e_ins : 0) : 0; // xcol >= 1
-		// [2] M and E(i+1,.) from the previous row; V_j = T_j + j*e_ins and its in-lane prefix max.
-		// Branch-free over the slots (every slot computes, the band selects), so the C slots' chains
-		// interleave; a slot's column j is in [beg, beg + R), its query byte read at min(j, qlen - 1).
-		int jj[C], hv[C], lx[C], je[C]; // je: (j - 1) * e_ins
+		const int width = end - beg; // >= 0 (the plan sends jobs with w' < 0 to the thread kernel)
+		// slot c of this lane holds band offset d = base + c (column beg + d); d < 0 only for the
+		// slots of logical lane 0 behind beg, which hold no column of the band
+		const int L = (gl - lb) & (G - 1);
+		const int base = L * C - (bmod - lb * C);
+		{
+			const int xcol = end_prev + 1; // i = 0: end_prev = -1, xcol = 0 is the first band's own
+			if (i > 0 && xcol < end) {     // uniform and rare: xcol joins the band
+				const int xh = xcol > hi_w ? (v1 - (xcol - 1) * e_ins > 0 ? v1 - (xcol - 1) * e_ins : 0) : 0;
+				const int dx = xcol - beg;
+#pragma unroll
+				for (int c = 0; c < C; ++c) {
+					H[c] = base + c == dx ? xh : H[c];
+					E[c] = base + c == dx ? 0 : E[c];
+				}
+			}
+		}
+		// [2] M and E(i+1,.) from the previous row; V_j = T_j + j*e_ins and its in-lane prefix max
+		// (slots behind the band excluded; slots past its end feed only columns past the end).
+		const int B = (beg + base) * e_ins; // j*e_ins of slot 0
+		int hv[C], lx[C];
 		int run = KSW2_NEG;
 #pragma unroll
 		for (int c = 0; c < C; ++c) {
-			int d = gl * C + c - bmod;
-			d += d < 0 ? R : 0;
-			const int j = beg + d;
-			jj[c] = j;
-			const int qb = __ldg(query + (j < qlen ? j : qlen - 1));
-			const bool in = j < end, x = j == xcol;
-			const int hin = x ? xh : H[c], ein = x ? 0 : E[c];
-			const int sc = (int)(signed char)__byte_perm(tr.x, tr.y, qb);
-			const int M = hin ? hin + sc : 0;
+			const int d = base + c;
+			const bool in = (unsigned)d < (unsigned)width;
+			const int hin = H[c], ein = E[c];
+			const int M = hin ? hin + score8(tr, qs[c]) : 0;
 			int t = M - oe_del;
 			t = t > 0 ? t : 0;
 			const int en = ein - e_del;
-			E[c] = in ? (en > t ? en : t) : E[c];
+			if (in) E[c] = en > t ? en : t;
 			hv[c] = M > ein ? M : ein;
 			t = M - oe_ins;
 			t = t > 0 ? t : 0;
-			je[c] = (j - 1) * e_ins;
-			const int v = in ? t + je[c] + e_ins : KSW2_NEG;
+			const int v = d >= 0 ? t + B + ce[c] : KSW2_NEG;
 			lx[c] = run;
 			run = run > v ? run : v;
 		}
 		// [3] exclusive scan of the lanes' prefix maxima in logical lane order
 		int inc = run;
 #pragma unroll
-		for (int d = 1; d < G; d <<= 1) {
-			const int o = __shfl_sync(gmask, inc, (gl - d) & (G - 1), G);
-			if (L >= d) inc = inc > o ? inc : o;
+		for (int s = 1; s < G; s <<= 1) {
+			const int o = __shfl_sync(gmask, inc, (gl - s) & (G - 1), G);
+			if (L >= s) inc = inc > o ? inc : o;
 		}
 		int exc = __shfl_sync(gmask, inc, (gl - 1) & (G - 1), G);
 		if (L == 0) exc = KSW2_NEG;
-		// [4] H = max(M, E, F); row max with ties to the last column (packed: one max per slot)
+		// [4] H = max(M, E, F) with F(j) = max(exc, lx) - (j-1)*e_ins; at j = beg that is below any
+		// max(M, E) >= 0, as BWA's F(beg) = 0 is. The row max, ties to the last column (packed: one
+		// max per slot).
+		const int Bm = B - e_ins;
 		int hl = 0;
 		unsigned rkey = 0;
 		int rmax = 0, rmj = -1;
-#define GX_ROW_H(c, in)                                                   \
-	const int j = jj[c];                                                  \
-	const bool in = j < end;                                              \
-	const int x = exc > lx[c] ? exc : lx[c];                              \
-	const int f = j > beg ? x - je[c] : 0;                                \
-	const int h = hv[c] > f ? hv[c] : f;                                  \
-	hv[c] = h;                                                            \
-	hl = in ? h : hl;
 		if (pack) {
+			const int jb = beg + base + 1;
 #pragma unroll
 			for (int c = 0; c < C; ++c) {
-				GX_ROW_H(c, in)
-				const unsigned key = in ? (unsigned)h << 16 | (unsigned)(j + 1) : 0u;
-				rkey = rkey > key ? rkey : key;
+				const int d = base + c;
+				const int x = exc > lx[c] ? exc : lx[c];
+				const int f = x - Bm - ce[c];
+				const int h = hv[c] > f ? hv[c] : f;
+				hv[c] = h;
+				if ((unsigned)d < (unsigned)width) {
+					hl = h;
+					const unsigned key = (unsigned)h << 16 | (unsigned)(jb + c);
+					rkey = rkey > key ? rkey : key;
+				}
 			}
 		} else {
 #pragma unroll
 			for (int c = 0; c < C; ++c) {
-				GX_ROW_H(c, in)
-				const bool up = in && h >= rmax;
-				rmax = up ? h : rmax, rmj = up ? j : rmj;
+				const int d = base + c;
+				const int x = exc > lx[c] ? exc : lx[c];
+				const int f = x - Bm - ce[c];
+				const int h = hv[c] > f ? hv[c] : f;
+				hv[c] = h;
+				if ((unsigned)d < (unsigned)width) {
+					hl = h;
+					if (h >= rmax) rmax = h, rmj = beg + d;
+				}
 			}
 		}
-#undef GX_ROW_H
-		// [5] eh[j].h = H(i,j-1); first and last non-zero written entries; the row close
+		// [5] eh[j].h = H(i,j-1) for j in [beg, end] (the close column end gets H(i,end-1) = h1, or
+		// h1i in an empty band); eh[end].e = 0; the non-zero written entries of [beg, end) as a mask
 		const int left = __shfl_sync(gmask, hv[C - 1], (gl - 1) & (G - 1), G);
-		const int width = end - beg;
 		int h1 = h1i;
 		{
 			const int src = width > 0 ? ((end - 1) % R) / C : 0;
 			const int x = __shfl_sync(gmask, hl, src, G);
 			if (width > 0) h1 = x;
 		}
-		int first = 0x7fffffff, last = -1;
+		unsigned nzm = 0;
 #pragma unroll
 		for (int c = 0; c < C; ++c) {
-			const int j = jj[c];
-			const bool in = j < end, close = j == end; // ksw.c:485
-			const int hw = j == beg ? h1i : c == 0 ? left : hv[c - 1];
-			const bool nz = in && (hw | E[c]) != 0;
-			H[c] = in ? hw : close ? h1 : H[c];
-			E[c] = close ? 0 : E[c];
-			first = nz && j < first ? j : first;
-			last = nz ? j : last;
+			const int d = base + c;
+			const int hw = d == 0 ? h1i : c == 0 ? left : hv[c - 1];
+			if ((unsigned)d < (unsigned)width && (hw | E[c]) != 0) nzm |= 1u << c;
+			H[c] = (unsigned)d <= (unsigned)width ? hw : H[c];
+			E[c] = d == width ? 0 : E[c];
+		}
+		int first = 0x7fffffff, last = -1;
+		if (nzm) {
+			first = beg + base + __ffs(nzm) - 1;
+			last = beg + base + 31 - __clz(nzm);
 		}
 		int m, mj;
 		if (pack) {
@@ -395,18 +435,25 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 		if (h1 != 0) last = end;
 		const int nbeg = first < end ? first : end;
 		const int jl = last >= nbeg ? last : nbeg - 1;
-		beg = nbeg;
 		end = jl + 2 < qlen ? jl + 2 : qlen;
+		beg = nbeg > i + 1 - w ? nbeg : i + 1 - w; // the next row's clip
+		bmod = beg % R, lb = bmod / C;
+		const int tq = beg - bmod + gl * C + (gl < lb ? R : 0); // this lane's columns from now on
+		if (tq != qcol) { // a lane beg left behind (its loads complete while the next row runs)
+			qcol = tq;
+#pragma unroll
+			for (int c = 0; c < C; ++c) qs[c] = qsel(__ldg(query + (tq + c < qlen ? tq + c : qlen - 1)));
+		}
 	}
-	if (gl == 0) store_result(res, cells, k, max, max_i, max_j, max_ie, gscore, max_off, ncell);
+	if (gl == 0) store_result(res, rs, cells, k, max, max_i, max_j, max_ie, gscore, max_off, ncell);
 }
 
 #define GX_RING_KERNEL(G, C)                                                                                 \
 	extern "C" __global__ void __launch_bounds__(128) ksw_extend2_ring##G##x##C(                           \
 		const int *order, int n, const unsigned char *qseq, const long long *qoff, const unsigned char *tseq, \
-		const long long *toff, const int *prm, const uint2 *mrow, int *res, long long *cells)               \
+		const long long *toff, const int *prm, const uint2 *mrow, int *res, int rs, long long *cells)       \
 	{                                                                                                        \
-		extend_ring<G, C>(order, n, qseq, qoff, tseq, toff, prm, mrow, res, cells);                          \
+		extend_ring<G, C>(order, n, qseq, qoff, tseq, toff, prm, mrow, res, rs, cells);                      \
 	}
 GX_RING_KERNEL(8, 2)
 GX_RING_KERNEL(8, 4)
@@ -426,7 +473,9 @@ GX_RING_KERNEL(32, 16)
 // first ring of RING that holds the whole row, qlen + 1 <= G*C, or the band with a lane to spare,
 // band <= G*C - C; 0 = the thread kernel), the ring record prm2 and the launch segment: (upload rank
 // of the job's chunk, class, size bucket of the cell bound band*tlen + qlen, largest first), with
-// hist[seg] counting the jobs per segment. mode: 0 auto, 1 warp (rings of 32 lanes only), 2 thread.
+// hist[seg] counting the jobs per segment (and hist[nseg] the jobs run() should not have been given:
+// qlen < 1, h0 < 1, e_del or e_ins < 1, an unknown matrix, a row over max_row entries). mode: 0 auto,
+// 1 warp (rings of 32 lanes only), 2 thread.
 // ksw_extend2_order then puts each job at the next free place of its segment (start: the
 // exclusive prefix sum of hist): the launch order, segment by segment.
 // ---------------------------------------------------------------------------------------------
@@ -441,7 +490,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extend2_plan(
 	int n, const long long *__restrict__ qoff, const long long *__restrict__ toff, const int *__restrict__ h0v,
 	const int *__restrict__ wv, const int *__restrict__ ebv, const int *__restrict__ zdv, const int *__restrict__ odv,
 	const int *__restrict__ edv, const int *__restrict__ oiv, const int *__restrict__ eiv, const int *__restrict__ midv,
-	const int *__restrict__ mat_max, const int *__restrict__ mat_m, int mode, int nch,
+	const int *__restrict__ mat_max, const int *__restrict__ mat_m, int uni, int nmat, long long max_row, int mode, int nch,
 	const long long *__restrict__ bounds, const int *__restrict__ rank, int *__restrict__ prm2,
 	int *__restrict__ segv, unsigned int *__restrict__ hist)
 {
@@ -452,31 +501,41 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extend2_plan(
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
 	if (k < n) {
 		const int qlen = (int)(qoff[k + 1] - qoff[k]), tlen = (int)(toff[k + 1] - toff[k]);
-		const int h0 = h0v[k], eb = ebv[k], od = odv[k], ed = edv[k], oi = oiv[k], ei = eiv[k], mid = midv[k];
-		const int mx = mat_max[mid], msz = mat_m[mid];
-		const int w = clamp_w(wv[k], qlen, mx, eb, oi, ei, od, ed);
-		const long long band = qlen < 2LL * w + 1 ? (long long)qlen : 2LL * w + 1;
-		int cls = 0;
-		if (mode != 2 && msz <= 8)
-			for (int i = 0; i < N_RING; ++i) {
-				const int g = ring_g[i], R = g * ring_c[i];
-				if ((mode == 0 || g == 32) && (qlen + 1 <= R || band <= R - ring_c[i])) { cls = i + 1; break; }
-			}
-		const bool pack = qlen < 65535 && (long long)h0 + (long long)(qlen + 1) * mx < 65535 && od + ed >= 0 && oi + ei >= 0;
-		int *p = prm2 + (long long)k * N_PRM2;
-		p[Q_H0] = h0, p[Q_W] = w, p[Q_ZDROP] = zdv[k], p[Q_O_DEL] = od, p[Q_E_DEL] = ed;
-		p[Q_O_INS] = oi, p[Q_E_INS] = ei, p[Q_MAT] = mid | (pack ? Q_PACK_BIT : 0);
-		int ch = 0;
-		while (ch + 1 < nch && k >= bounds[ch + 1]) ++ch;
-		int b = (int)(log2((double)(band * tlen + qlen) + 1.) / 3.);
-		b = b < NSIZE - 1 ? b : NSIZE - 1;
-		const int seg = (rank[ch] * NCLS + cls) * NSIZE + (NSIZE - 1 - b);
-		segv[k] = seg;
-		atomicAdd(&h[seg], 1u);
+		// a parameter the same for all jobs comes as one value: bit f of uni (w, end_bonus, zdrop, o_del,
+		// e_del, o_ins, e_ins, matrix)
+#define GX_PRM(v, f) v[uni >> f & 1 ? 0 : k]
+		const int h0 = h0v[k], eb = GX_PRM(ebv, 1), od = GX_PRM(odv, 3), ed = GX_PRM(edv, 4), oi = GX_PRM(oiv, 5),
+		          ei = GX_PRM(eiv, 6), mid = GX_PRM(midv, 7);
+		// the launcher's cheap part of supports() (hist[nseg] counts the jobs that fail it)
+		if (qlen < 1 || h0 < 1 || ed < 1 || ei < 1 || mid < 0 || mid >= nmat || qlen + 1LL > max_row) {
+			atomicAdd(hist + nseg, 1u);
+		} else {
+			const int mx = mat_max[mid], msz = mat_m[mid];
+			const int w = clamp_w(GX_PRM(wv, 0), qlen, mx, eb, oi, ei, od, ed);
+			const long long band = qlen < 2LL * w + 1 ? (long long)qlen : 2LL * w + 1;
+			int cls = 0;
+			if (mode != 2 && msz <= 8 && w >= 0)
+				for (int i = 0; i < N_RING; ++i) {
+					const int g = ring_g[i], R = g * ring_c[i];
+					if ((mode == 0 || g == 32) && (qlen + 1 <= R || band <= R - ring_c[i])) { cls = i + 1; break; }
+				}
+			const bool pack = qlen < 65535 && (long long)h0 + (long long)(qlen + 1) * mx < 65535 && od + ed >= 0 && oi + ei >= 0;
+			int *p = prm2 + (long long)k * N_PRM2;
+			p[Q_H0] = h0, p[Q_W] = w, p[Q_ZDROP] = GX_PRM(zdv, 2), p[Q_O_DEL] = od, p[Q_E_DEL] = ed;
+			p[Q_O_INS] = oi, p[Q_E_INS] = ei, p[Q_MAT] = mid | (pack ? Q_PACK_BIT : 0);
+			int ch = 0;
+			while (ch + 1 < nch && k >= bounds[ch + 1]) ++ch;
+			int b = (int)(log2((double)(band * tlen + qlen) + 1.) / 3.);
+			b = b < NSIZE - 1 ? b : NSIZE - 1;
+			const int seg = (rank[ch] * NCLS + cls) * NSIZE + (NSIZE - 1 - b);
+			segv[k] = seg;
+			atomicAdd(&h[seg], 1u);
+		}
 	}
 	__syncthreads();
 	for (int i = threadIdx.x; i < nseg; i += blockDim.x)
 		if (h[i]) atomicAdd(hist + i, h[i]);
+#undef GX_PRM
 }
 
 extern "C" __global__ void __launch_bounds__(256) ksw_extend2_order(int n, const int *__restrict__ segv,
