@@ -88,7 +88,7 @@ def supports(jobs: ExtendJobs, gpu_mem: int | None = None) -> np.ndarray:
     return out
 
 
-RING = ((8, 2), (8, 4), (16, 4), (16, 6), (16, 8), (32, 5), (32, 7), (32, 10), (32, 13), (32, 16))  # ring_g/ring_c
+RING = ((4, 4), (4, 8), (8, 8), (8, 12), (8, 16), (32, 5), (32, 7), (32, 10), (32, 13), (32, 16))  # ring_g/ring_c
 RING_M_MAX = 8                # the ring kernels hold a matrix row in 8 bytes
 N_PRM2 = 8                    # Q_* of the kernel
 NCLS = len(RING) + 1          # kernel classes: 0 = thread kernel, 1 + i = RING[i]
@@ -157,39 +157,38 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     up_order = np.r_[first, np.delete(np.arange(nch), first)]   # chunks in upload order
     rank = np.empty(nch, np.int32)
     rank[up_order] = np.arange(nch)
+    # the ring classes that can have jobs: a job's class is at most the first ring holding its row
+    qmax = int(np.diff(sub.qoff).max())
+    top = 0 if mode == "thread" else next((i + 1 for i, (g, c) in enumerate(RING)
+                                            if (mode == "auto" or g == 32) and qmax + 1 <= g * c), len(RING))
     mod = load_module("ksw_extend2.cu")
     fns = [mod.get_function("ksw_extend2_ring%dx%d" % r) for r in RING]
-    k_plan, k_order = mod.get_function("ksw_extend2_plan"), mod.get_function("ksw_extend2_order")
+    k_plan, k_scan, k_order = (mod.get_function("ksw_extend2_" + k) for k in ("plan", "scan", "order"))
     main, copy_st = stream(("extend2", "main")), stream(("extend2", "copy"))
     i32 = np.int32
-    # a parameter the same for all jobs goes up as one value (bit f of uni; normally all but h0)
-    prm = [sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins, sub.e_ins, sub.mat_id]
-    uni = 0
-    for f, a in enumerate(prm):
-        if len(a) and (a == a[0]).all():
-            uni |= 1 << f
-            prm[f] = a[:1]
-    small = [sub.qoff, sub.toff, sub.h0, *prm, mat_max, mat_m, bounds, rank, mrow.reshape(-1)]
-    up = Staging(small + [sub.qseq, sub.tseq], copy_st)
-    NQ, NT = len(small), len(small) + 1
     nseg = nch * NCLS * NSIZE
+    used = [main]
+    seq = Staging([sub.qseq, sub.tseq], copy_st, slot="extend2-seq")
     try:
+        # a parameter the same for all jobs goes up as one value (bit f of uni; normally all but h0)
+        prm = [sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins, sub.e_ins, sub.mat_id]
+        uni = 0
+        for f, a in enumerate(prm):
+            if len(a) and (a == a[0]).all():
+                uni |= 1 << f
+                prm[f] = a[:1]
+        small = [sub.qoff, sub.toff, sub.h0, *prm, mat_max, mat_m, bounds, rank, mrow.reshape(-1)]
+        up = Staging(small, main, slot="extend2-small")
         up.send_span(0, len(small), main)   # the per-job arrays: one DMA on the planning stream
-        chunk_futs = []
-        for ch in up_order:   # then the sequences: the copy threads work while the plan is made
-            f0 = len(up.futs)
-            a, b = int(bounds[ch]), int(bounds[ch + 1])
-            up.send(NQ, int(sub.qoff[a]), int(sub.qoff[b]))
-            up.send(NT, int(sub.toff[a]), int(sub.toff[b]))
-            chunk_futs.append(up.futs[f0:])
         d_qoff, d_toff = up.view(0, np.int64), up.view(1, np.int64)
         d_h0, d_w, d_eb, d_zd, d_od, d_ed, d_oi, d_ei, d_mid, d_mmax, d_mm = (up.view(i, i32) for i in range(2, 13))
         d_bounds, d_rank, d_mrow = up.view(13, np.int64), up.view(14, i32), up.view(15, np.uint32)
-        d_q, d_t = up.view(NQ, np.uint8), up.view(NT, np.uint8)
-        with main:
+        d_q, d_t = seq.view(0, np.uint8), seq.view(1, np.uint8)
+        with main:   # plan, segment starts, launch order: no read-back before the ring kernels start
             d_prm = cupy.empty(n * N_PRM2, i32)
             d_seg = cupy.empty(n, i32)
             d_hist = cupy.zeros(nseg + 1, np.uint32)
+            d_start, d_cursor = cupy.empty(nseg + 1, np.uint32), cupy.empty(nseg, np.uint32)
             d_order = cupy.empty(n, i32)
             d_res = cupy.empty(n * 6, i32)
             d_cells = cupy.empty(n, np.int64)
@@ -197,47 +196,51 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
             k_plan(grid, (256,), (i32(n), d_qoff, d_toff, d_h0, d_w, d_eb, d_zd, d_od, d_ed, d_oi, d_ei, d_mid, d_mmax,
                                   d_mm, i32(uni), i32(len(sub.mats)), np.int64(budget // 8), i32(MODES[mode]), i32(nch),
                                   d_bounds, d_rank, d_prm, d_seg, d_hist))
-            h_hist = cupy.asnumpy(d_hist, stream=main)
-            if h_hist[nseg]:   # the cheap part of supports(), checked on the device
-                raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
-            h_hist = h_hist[:nseg]
-            d_start = cupy.asarray(np.concatenate([[0], np.cumsum(h_hist[:-1], dtype=np.int64)]).astype(np.uint32))
-            k_order(grid, (256,), (i32(n), d_seg, d_start, d_order))
+            k_scan((1,), (32,), (i32(nseg), d_hist, d_start, d_cursor))
+            k_order(grid, (256,), (i32(n), d_seg, d_cursor, d_order))
             ev_order = main.record()
-        seg_start = np.concatenate([[0], np.cumsum(h_hist, dtype=np.int64)])
-        cls_of = (np.arange(nseg) // NSIZE) % NCLS
-        for c in range(NCLS):
-            cnt = int(h_hist[cls_of == c].sum())
-            if cnt:
-                stats["classes"]["thread" if c == 0 else "ring%dx%d" % RING[c - 1]] = cnt
+        chunk_futs = []
+        for ch in up_order:   # then the sequences (copy threads): the plan runs meanwhile
+            f0 = len(seq.futs)
+            a, b = int(bounds[ch]), int(bounds[ch + 1])
+            seq.send(0, int(sub.qoff[a]), int(sub.qoff[b]))
+            seq.send(1, int(sub.toff[a]), int(sub.toff[b]))
+            chunk_futs.append(seq.futs[f0:])
         common = (d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, i32(n), d_cells)
         if split:
-            up.ready().synchronize()
+            seq.ready().synchronize()
         stats["t_prep"] = time.perf_counter() - t_start
         t0 = time.perf_counter()
-        thread_jobs, used = [], [main]
         for r in range(nch):
             for f in chunk_futs[r]:
                 f.result()
             ev = copy_st.record()   # after this chunk's pieces (and any others enqueued by now)
             stats["chunks"] += 1
-            base = r * NCLS * NSIZE
+            ch, base = up_order[r], r * NCLS * NSIZE
+            nj = int(bounds[ch + 1] - bounds[ch])
             # larger rings first; within a class, larger jobs first (segments in that order); each class
-            # on a stream of its own, so no kernel waits for the longest job of another
-            for c in reversed(range(1, NCLS)):
-                s0, s1 = int(seg_start[base + c * NSIZE]), int(seg_start[base + (c + 1) * NSIZE])
-                if s1 > s0:
-                    st = stream(("extend2", r, c))
-                    st.wait_event(ev)
-                    st.wait_event(ev_order)
-                    used.append(st)
-                    with st:
-                        _launch_ring(fns[c - 1], RING[c - 1][0], s1 - s0, (d_order[s0:s1], i32(s1 - s0)) + common)
-            s0, s1 = int(seg_start[base]), int(seg_start[base + NSIZE])
-            if s1 > s0:
-                thread_jobs.append((s0, s1))
+            # on a stream of its own, so no kernel waits for the longest job of another; grids for all
+            # the chunk's jobs (a class's kernel reads its jobs' range from d_start)
+            for c in reversed(range(1, top + 1)):
+                st = stream(("extend2", r, c))
+                st.wait_event(ev)
+                st.wait_event(ev_order)
+                used.append(st)
+                with st:
+                    _launch_ring(fns[c - 1], RING[c - 1][0], nj, (d_order, d_start, i32(base + c * NSIZE)) + common)
         t_h2d = time.perf_counter() - t0
         t_k = time.perf_counter()
+        h_hist = cupy.asnumpy(d_hist, stream=main)   # (the plan is long done)
+        if h_hist[nseg]:   # the cheap part of supports(), checked on the device
+            raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
+        seg_start = np.concatenate([[0], np.cumsum(h_hist[:nseg], dtype=np.int64)])
+        cls_of = (np.arange(nseg) // NSIZE) % NCLS
+        for c in range(NCLS):
+            cnt = int(h_hist[:nseg][cls_of == c].sum())
+            if cnt:
+                stats["classes"]["thread" if c == 0 else "ring%dx%d" % RING[c - 1]] = cnt
+        thread_jobs = [(int(seg_start[r * NCLS * NSIZE]), int(seg_start[r * NCLS * NSIZE + NSIZE])) for r in range(nch)]
+        thread_jobs = [(a, b) for a, b in thread_jobs if b > a]
         if thread_jobs:
             st = stream(("extend2", "thread"))
             st.wait_event(copy_st.record())
@@ -245,14 +248,15 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
             used.append(st)
             with st:
                 sel = np.concatenate([cupy.asnumpy(d_order[a:b]) for a, b in thread_jobs]).astype(np.int64)
-                _run_thread(mod, sub, sel, np.diff(sub.qoff), budget, (mats, mat_off, mat_m), d_q, d_qoff, d_t, d_toff, d_res,
-                            d_cells)
+                _run_thread(mod, sub, sel, np.diff(sub.qoff), budget, (mats, mat_off, mat_m), d_q, d_qoff, d_t,
+                            d_toff, d_res, d_cells)
         for s in used:
             s.synchronize()
         stats["t_kernel"] = time.perf_counter() - t_k
     finally:
-        up.close()
-        copy_st.synchronize()
+        seq.close()
+        for s in [copy_st] + used:   # (after an error too: no kernel may outlive its buffers)
+            s.synchronize()
     t_d = time.perf_counter()
     out_buf = pinned_buffer("extend2-out", n * 32)
     with main:

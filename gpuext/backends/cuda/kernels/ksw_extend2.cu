@@ -448,18 +448,25 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 	if (gl == 0) store_result(res, rs, cells, k, max, max_i, max_j, max_ie, gscore, max_off, ncell);
 }
 
+// The jobs of launch segments [seg, seg + NSIZE) (a chunk's class): order[start[seg] ..
+// start[seg + NSIZE]); the launcher sizes the grid for at most all the chunk's jobs, and the groups
+// past the segment's end return at once (no host read-back before the launch).
+#define NSIZE 8
 #define GX_RING_KERNEL(G, C)                                                                                 \
 	extern "C" __global__ void __launch_bounds__(128) ksw_extend2_ring##G##x##C(                           \
-		const int *order, int n, const unsigned char *qseq, const long long *qoff, const unsigned char *tseq, \
-		const long long *toff, const int *prm, const uint2 *mrow, int *res, int rs, long long *cells)       \
+		const int *order, const unsigned *start, int seg, const unsigned char *qseq, const long long *qoff,  \
+		const unsigned char *tseq, const long long *toff, const int *prm, const uint2 *mrow, int *res,       \
+		int rs, long long *cells)                                                                            \
 	{                                                                                                        \
-		extend_ring<G, C>(order, n, qseq, qoff, tseq, toff, prm, mrow, res, rs, cells);                      \
+		const unsigned s0 = __ldg(start + seg);                                                              \
+		extend_ring<G, C>(order + s0, (int)(__ldg(start + seg + NSIZE) - s0), qseq, qoff, tseq, toff, prm,  \
+		                  mrow, res, rs, cells);                                                             \
 	}
-GX_RING_KERNEL(8, 2)
-GX_RING_KERNEL(8, 4)
-GX_RING_KERNEL(16, 4)
-GX_RING_KERNEL(16, 6)
-GX_RING_KERNEL(16, 8)
+GX_RING_KERNEL(4, 4)
+GX_RING_KERNEL(4, 8)
+GX_RING_KERNEL(8, 8)
+GX_RING_KERNEL(8, 12)
+GX_RING_KERNEL(8, 16)
 GX_RING_KERNEL(32, 5)
 GX_RING_KERNEL(32, 7)
 GX_RING_KERNEL(32, 10)
@@ -476,15 +483,15 @@ GX_RING_KERNEL(32, 16)
 // hist[seg] counting the jobs per segment (and hist[nseg] the jobs run() should not have been given:
 // qlen < 1, h0 < 1, e_del or e_ins < 1, an unknown matrix, a row over max_row entries). mode: 0 auto,
 // 1 warp (rings of 32 lanes only), 2 thread.
-// ksw_extend2_order then puts each job at the next free place of its segment (start: the
-// exclusive prefix sum of hist): the launch order, segment by segment.
+// ksw_extend2_scan makes the segments' starts (the exclusive prefix sum of hist) and
+// ksw_extend2_order puts each job at the next free place of its segment: the launch order, segment
+// by segment.
 // ---------------------------------------------------------------------------------------------
 #define N_RING 10
 #define NCLS (N_RING + 1)
-#define NSIZE 8
 #define MAX_CHUNKS 6
-__constant__ int ring_g[N_RING] = {8, 8, 16, 16, 16, 32, 32, 32, 32, 32};
-__constant__ int ring_c[N_RING] = {2, 4, 4, 6, 8, 5, 7, 10, 13, 16};
+__constant__ int ring_g[N_RING] = {4, 4, 8, 8, 8, 32, 32, 32, 32, 32};
+__constant__ int ring_c[N_RING] = {4, 8, 8, 12, 16, 5, 7, 10, 13, 16};
 
 extern "C" __global__ void __launch_bounds__(256) ksw_extend2_plan(
 	int n, const long long *__restrict__ qoff, const long long *__restrict__ toff, const int *__restrict__ h0v,
@@ -538,10 +545,21 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extend2_plan(
 #undef GX_PRM
 }
 
+// start[s] = the jobs of segments before s (s = 0..nseg), cursor = a copy for ksw_extend2_order
+extern "C" __global__ void ksw_extend2_scan(int nseg, const unsigned int *__restrict__ hist,
+                                            unsigned int *__restrict__ start, unsigned int *__restrict__ cursor)
+{
+	if (threadIdx.x == 0) {
+		unsigned int a = 0;
+		for (int s = 0; s < nseg; ++s) start[s] = cursor[s] = a, a += hist[s];
+		start[nseg] = a;
+	}
+}
+
 extern "C" __global__ void __launch_bounds__(256) ksw_extend2_order(int n, const int *__restrict__ segv,
-                                                                    unsigned int *__restrict__ start,
+                                                                    unsigned int *__restrict__ cursor,
                                                                     int *__restrict__ order)
 {
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
-	if (k < n) order[atomicAdd(start + segv[k], 1u)] = k;
+	if (k < n) order[atomicAdd(cursor + segv[k], 1u)] = k;
 }
