@@ -6,8 +6,8 @@ for both sides). The GPU time is the wall time of gpuext.backends.cuda.ksw_exten
 the kernels and the D2H copies included (the kernel build is excluded by a warm-up call); the best
 of --repeat runs, with its split (host preparation, uploads, kernels, D2H); a second set of runs
 with run(split=True) uploads everything first and so times the kernels alone. The CPU time is gpuext._native.bwa.extend2 (BWA 0.7.18's ksw.c, unchanged) on
-one thread per core, the best of as many runs as the GPU gets (it varies by up to 2x between
-runs on the device machine). The jobs are validated once (supports()) outside both timings. Every output of both sides is compared with BWA's own (from the dump).
+one thread per core, after an untimed warm-up run, the best of as many runs as the GPU gets (it
+varies by up to 2x between runs on the device machine, and falls over the first runs of a process). The jobs are validated once (supports()) outside both timings. Every output of both sides is compared with BWA's own (from the dump).
 
 Dumps: --dump FILE (repeatable), or --make PRESET:N (repeatable) to simulate N reads from the
 E. coli reference with scripts/simulate_reads.py and run the patched bwa (scripts/upstream.py
@@ -107,6 +107,7 @@ def bench(path: Path, threads: int, repeat: int, mode: str, uploads: list[str]) 
         print(f"    split: uploads {sk['t_h2d']:.4f} s, kernels alone {sk['t_kernel']:.4f} s "
               f"({cells / sk['t_kernel'] / 1e9:.1f} G cells/s), total {ks:.4f} s; classes {sk['classes']}")
     ct, cts = None, []
+    bwa.extend2(sub, n_threads=threads, check=False)   # warm-up (untimed, as the GPU's)
     for _ in range(max(1, repeat)):   # the best of as many runs as the GPU gets
         t = time.perf_counter()
         cpu = bwa.extend2(sub, n_threads=threads, check=False)  # validated by supports() above

@@ -452,8 +452,10 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 // start[seg + NSIZE]); the launcher sizes the grid for at most all the chunk's jobs, and the groups
 // past the segment's end return at once (no host read-back before the launch).
 #define NSIZE 8
-#define GX_RING_KERNEL(G, C)                                                                                 \
-	extern "C" __global__ void __launch_bounds__(128) ksw_extend2_ring##G##x##C(                           \
+// MINB: blocks per SM the register allocation must allow (1 for the widest rings: their long jobs'
+// rows are latency-bound, and more registers keep the row loop free of spills)
+#define GX_RING_KERNEL(G, C, MINB)                                                                           \
+	extern "C" __global__ void __launch_bounds__(128, MINB) ksw_extend2_ring##G##x##C(                     \
 		const int *order, const unsigned *start, int seg, const unsigned char *qseq, const long long *qoff,  \
 		const unsigned char *tseq, const long long *toff, const int *prm, const uint2 *mrow, int *res,       \
 		int rs, long long *cells)                                                                            \
@@ -462,16 +464,16 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 		extend_ring<G, C>(order + s0, (int)(__ldg(start + seg + NSIZE) - s0), qseq, qoff, tseq, toff, prm,  \
 		                  mrow, res, rs, cells);                                                             \
 	}
-GX_RING_KERNEL(4, 4)
-GX_RING_KERNEL(4, 8)
-GX_RING_KERNEL(8, 8)
-GX_RING_KERNEL(8, 12)
-GX_RING_KERNEL(8, 16)
-GX_RING_KERNEL(32, 5)
-GX_RING_KERNEL(32, 7)
-GX_RING_KERNEL(32, 10)
-GX_RING_KERNEL(32, 13)
-GX_RING_KERNEL(32, 16)
+GX_RING_KERNEL(4, 4, 4)
+GX_RING_KERNEL(4, 8, 4)
+GX_RING_KERNEL(8, 8, 4)
+GX_RING_KERNEL(8, 12, 4)
+GX_RING_KERNEL(8, 16, 2)
+GX_RING_KERNEL(32, 5, 4)
+GX_RING_KERNEL(32, 7, 4)
+GX_RING_KERNEL(32, 10, 1)
+GX_RING_KERNEL(32, 13, 1)
+GX_RING_KERNEL(32, 16, 1)
 
 
 // ---------------------------------------------------------------------------------------------
