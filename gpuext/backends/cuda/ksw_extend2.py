@@ -15,12 +15,14 @@ does no per-job work: the cheap checks of supports() are the plan kernel's):
    warp, the row buffer in registers as a ring of G*C slots - whose ring holds the whole row or
    the band with a lane to spare; else `ksw_extend2_thread`, a thread per job with its row buffer
    in global memory), the ring kernels' record and its launch segment (chunk, class, size bucket);
-   one small read-back of the jobs per segment, then `ksw_extend2_order` places every job in its
-   segment (a counting sort);
+   `ksw_extend2_scan` the segments' starts and `ksw_extend2_order` places every job in its segment
+   (a counting sort); nothing is read back before the launches;
 2. the sequences go up in chunks (at most MAX_CHUNKS contiguous job ranges of about CHUNK_BYTES, the
-   one with the job of most rows first; copy threads, asynchronous DMAs on a copy stream); each chunk's kernels start as soon as it has landed, one
-   stream per (chunk, class) (classes of larger rings first, larger cell bounds first within a
-   class), so no kernel waits behind another's longest job;
+   one with the job of most rows first; copy threads, asynchronous DMAs on a copy stream; handed to
+   the copy threads once the plan is launched); each chunk's ring kernels start as soon as it has
+   landed, one stream per (chunk, class) (classes of larger rings first, larger cell bounds first
+   within a class), so no kernel waits behind another's longest job; the grids cover all the
+   chunk's jobs and each kernel reads its segment's range on the device;
 3. the results (field-major) and the cells (per job, or their sum) come back through a pinned buffer.
 
 Device buffers (all owned by `run`, from CuPy's memory pool on the current device, valid until the
