@@ -1,0 +1,76 @@
+"""Builds a CUDA kernel file into the CPU emulator: one shared library with a launch wrapper per kernel.
+
+Used by tests/emu/fakecupy (its RawModule); shim.h stands in for CUDA and emu.cpp runs the threads.
+The source is compiled as C++ with -DGX_EMU (the kernel file keeps its inline PTX under
+#ifndef GX_EMU and gives a plain C++ branch for the emulator). Every `extern "C" __global__` kernel,
+found in the macro-expanded source (so kernels stamped out by macros count), gets a wrapper
+`int emu_<kernel>(unsigned grid, unsigned block, void **args)` that takes its arguments as CUDA's
+cuLaunchKernel does (an array of pointers to the values) and returns 0, or 1 after an emulator error.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# -fwrapv: signed overflow wraps, as on the GPU; -fno-strict-aliasing: device buffers are untyped
+# bytes that the launcher and the kernels view as several types
+CXXFLAGS = ["-O2", "-std=c++17", "-DGX_EMU", "-fwrapv", "-fno-strict-aliasing", "-shared", "-fPIC"]
+KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\([^()]*\)\s*)?'
+                    r'(\w+)\s*\(([^()]*)\)\s*\{')
+QUALIFIERS = {"const", "volatile", "__restrict__"}
+
+
+def kernel_params(code: str) -> dict[str, list[tuple[str, str]]]:
+    """Per kernel its parameters as (type, name), the type without qualifiers (e.g. "int *", "long long")."""
+    flat = subprocess.run(["g++", "-E", "-P", "-x", "c++", "-DGX_EMU", "-"], input=code, capture_output=True,
+                          text=True, check=True).stdout
+    out = {}
+    for m in KERNEL.finditer(flat):
+        params = []
+        for p in filter(None, (x.strip() for x in m.group(2).split(","))):
+            t, name = re.fullmatch(r"(.*?)(\w+)", p).groups()
+            params.append((" ".join(w for w in t.replace("*", " * ").split() if w not in QUALIFIERS), name))
+        out[m.group(1)] = params
+    if not out:
+        raise ValueError('no extern "C" __global__ kernels in the source')
+    return out
+
+
+def _wrappers(params: dict[str, list[tuple[str, str]]]) -> str:
+    lines = []
+    for k, ps in params.items():
+        args = ", ".join(f"*({t} *)a[{i}]" for i, (t, _) in enumerate(ps))
+        lines.append(f'extern "C" int emu_{k}(unsigned grid, unsigned block, void **a)\n'
+                     f'{{ return emu_launch("{k}", grid, block, [&] {{ {k}({args}); }}); }}')
+    return "\n".join(lines) + "\n"
+
+
+def build(code: str, out_dir) -> tuple[ctypes.CDLL, dict[str, list[tuple[str, str]]]]:
+    """The emulator library of the kernel source `code` (built in out_dir, reused while the source and
+    the emulator are unchanged) and kernel_params(code)."""
+    params = kernel_params(code)
+    h = hashlib.sha256(code.encode())
+    for f in ("shim.h", "emu.cpp", "build.py"):
+        h.update((HERE / f).read_bytes())
+    out_dir = Path(out_dir)
+    lib = out_dir / f"emu-{h.hexdigest()[:16]}.so"
+    if not lib.exists():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
+            src, main = Path(tmp, "kernel.cu"), Path(tmp, "main.cpp")
+            src.write_text(code)
+            main.write_text(f'#include "shim.h"\n#include "{src}"\n' + _wrappers(params))
+            r = subprocess.run(["g++", *CXXFLAGS, f"-I{HERE}", "-o", f"{tmp}/emu.so", str(main), str(HERE / "emu.cpp")],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"g++ failed on the kernel source:\n{r.stderr[-4000:]}")
+            os.replace(f"{tmp}/emu.so", lib)   # atomic: concurrent builds of one source do not collide
+    dll = ctypes.CDLL(str(lib))
+    dll.emu_last_error.restype = ctypes.c_char_p
+    return dll, params
