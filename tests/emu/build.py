@@ -1,11 +1,14 @@
 """Builds a CUDA kernel file into the CPU emulator: one shared library with a launch wrapper per kernel.
 
 Used by tests/emu/fakecupy (its RawModule); shim.h stands in for CUDA and emu.cpp runs the threads.
-The source is compiled as C++ with -DGX_EMU (the kernel file keeps its inline PTX under
-#ifndef GX_EMU and gives a plain C++ branch for the emulator). Every `extern "C" __global__` kernel,
-found in the macro-expanded source (so kernels stamped out by macros count), gets a wrapper
-`int emu_<kernel>(unsigned grid, unsigned block, void **args)` that takes its arguments as CUDA's
-cuLaunchKernel does (an array of pointers to the values) and returns 0, or 1 after an emulator error.
+The source is compiled as C++ with -DGX_EMU (a kernel file with inline PTX keeps it under
+#ifndef GX_EMU and gives a plain C++ branch for the emulator). The one rewrite of the source: a
+dynamic shared memory declaration `extern __shared__ T name[];` becomes a reference to the
+emulator's pointer to the launch's shared bytes (same line, so compiler messages keep their line
+numbers). Every `extern "C" __global__` kernel, found in the macro-expanded source (so kernels stamped
+out by macros count), gets a wrapper `int emu_<kernel>(unsigned grid, unsigned block, unsigned shared,
+void **args)` that takes its arguments as CUDA's cuLaunchKernel does (an array of pointers to the
+values) and returns 0, or 1 after an emulator error.
 """
 from __future__ import annotations
 
@@ -24,6 +27,13 @@ CXXFLAGS = ["-O2", "-std=c++17", "-DGX_EMU", "-fwrapv", "-fno-strict-aliasing", 
 KERNEL = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__launch_bounds__\s*\([^()]*\)\s*)?'
                     r'(\w+)\s*\(([^()]*)\)\s*\{')
 QUALIFIERS = {"const", "volatile", "__restrict__"}
+DYN_SHARED = re.compile(r"extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s*)?([\w\s]*?)\s*(\w+)\s*\[\s*\]\s*;")
+
+
+def emulated_source(code: str) -> str:
+    """code with its dynamic shared memory declarations as references to shim.h's emu_dyn_shared."""
+    return DYN_SHARED.sub(lambda m: f"static {m[1]} *const &{m[2]} = reinterpret_cast<{m[1]} *&>(emu_dyn_shared);",
+                          code)
 
 
 def kernel_params(code: str) -> dict[str, list[tuple[str, str]]]:
@@ -46,8 +56,8 @@ def _wrappers(params: dict[str, list[tuple[str, str]]]) -> str:
     lines = []
     for k, ps in params.items():
         args = ", ".join(f"*({t} *)a[{i}]" for i, (t, _) in enumerate(ps))
-        lines.append(f'extern "C" int emu_{k}(unsigned grid, unsigned block, void **a)\n'
-                     f'{{ return emu_launch("{k}", grid, block, [&] {{ {k}({args}); }}); }}')
+        lines.append(f'extern "C" int emu_{k}(unsigned grid, unsigned block, unsigned shared, void **a)\n'
+                     f'{{ return emu_launch("{k}", grid, block, shared, [&] {{ {k}({args}); }}); }}')
     return "\n".join(lines) + "\n"
 
 
@@ -64,7 +74,7 @@ def build(code: str, out_dir) -> tuple[ctypes.CDLL, dict[str, list[tuple[str, st
         out_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
             src, main = Path(tmp, "kernel.cu"), Path(tmp, "main.cpp")
-            src.write_text(code)
+            src.write_text(emulated_source(code))
             main.write_text(f'#include "shim.h"\n#include "{src}"\n' + _wrappers(params))
             r = subprocess.run(["g++", *CXXFLAGS, f"-I{HERE}", "-o", f"{tmp}/emu.so", str(main), str(HERE / "emu.cpp")],
                                capture_output=True, text=True)

@@ -1,12 +1,13 @@
-// The CUDA features gpuext/backends/cuda/kernels/ksw_extend2.cu uses, as plain C++ for the CPU
-// emulator: build.py compiles the kernel file with -DGX_EMU after this header; emu.cpp runs it.
+// The CUDA features gpuext's kernel files (ksw_extend2.cu, ksw_extd2.cu) use, as plain C++ for the
+// CPU emulator: build.py compiles a kernel file with -DGX_EMU after this header; emu.cpp runs it.
 //
 // Every thread of a block is a fiber (emu.cpp), and blocks run one after another. A warp collective
-// (__shfl_sync, __reduce_*_sync) is a rendezvous of exactly the lanes of its mask: each lane posts its
-// operand and waits until every lane of the mask waits on a collective with that mask, and the last
-// one to arrive computes every lane's result. Groups of lanes of one warp therefore run
-// independently, as on the GPU; a mask naming a lane that has exited, a shuffle reading a lane
-// outside its mask and a deadlock are reported as errors rather than hanging.
+// (__shfl*_sync, __reduce_*_sync, __any_sync, __syncwarp) is a rendezvous of exactly the lanes of its
+// mask: each lane posts its operand and waits until every lane of the mask waits on a collective with
+// that mask, and the last one to arrive computes every lane's result. Groups of lanes of one warp
+// therefore run independently, as on the GPU; a mask naming a lane that has exited, lanes of one mask
+// in different collectives, a shuffle reading a lane outside its mask and a deadlock are reported as
+// errors rather than hanging.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -26,13 +27,20 @@ extern unsigned g_tid, g_block, g_bdim;
 #define __constant__
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
+#define __align__(n) __attribute__((aligned(n)))
+// the block's dynamic shared memory (`extern __shared__ T name[];`, which build.py turns into a
+// reference to this pointer): the launch's bytes, ending at an inaccessible page (emu.cpp)
+extern char *emu_dyn_shared;
 
 struct __attribute__((aligned(8))) int2 { int x, y; };
 struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
+struct __attribute__((aligned(16))) int4 { int x, y, z, w; };
 static inline int2 make_int2(int a, int b) { return int2{a, b}; }
 static inline uint2 make_uint2(unsigned a, unsigned b) { return uint2{a, b}; }
+static inline int4 make_int4(int a, int b, int c, int d) { return int4{a, b, c, d}; }
 
 static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
+static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
 static inline int __ffs(int x) { return __builtin_ffs(x); }
 // selector nibbles use their low 3 bits only (libdevice's __nv_byte_perm)
 static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
@@ -41,6 +49,39 @@ static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s)
 	unsigned r = 0;
 	for (int n = 0; n < 4; ++n) r |= (unsigned)(v >> (8 * ((s >> (4 * n)) & 7)) & 0xff) << (8 * n);
 	return r;
+}
+// hi:lo shifted by min(s, 32) bits: the high word (left), the low word (right)
+static inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s)
+{
+	return (unsigned)((((uint64_t)hi << 32 | lo) << (s < 32 ? s : 32)) >> 32);
+}
+static inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s)
+{
+	return (unsigned)(((uint64_t)hi << 32 | lo) >> (s < 32 ? s : 32));
+}
+
+// byte-SIMD: each byte on its own, as signed 8-bit values; sums wrap (no saturation), comparisons
+// give 0xff or 0x00
+template <class F> static inline unsigned emu_bytes4(unsigned a, unsigned b, F f)
+{
+	unsigned r = 0;
+	for (int k = 0; k < 4; ++k)
+		r |= (unsigned)(uint8_t)f((int8_t)(a >> 8 * k), (int8_t)(b >> 8 * k)) << 8 * k;
+	return r;
+}
+static inline unsigned __vadd4(unsigned a, unsigned b) { return emu_bytes4(a, b, [](int x, int y) { return x + y; }); }
+static inline unsigned __vsub4(unsigned a, unsigned b) { return emu_bytes4(a, b, [](int x, int y) { return x - y; }); }
+static inline unsigned __vmins4(unsigned a, unsigned b)
+{
+	return emu_bytes4(a, b, [](int x, int y) { return x < y ? x : y; });
+}
+static inline unsigned __vcmpgts4(unsigned a, unsigned b)
+{
+	return emu_bytes4(a, b, [](int x, int y) { return x > y ? -1 : 0; });
+}
+static inline unsigned __vcmpeq4(unsigned a, unsigned b)
+{
+	return emu_bytes4(a, b, [](int x, int y) { return x == y ? -1 : 0; });
 }
 
 // fibers switch only inside collectives and barriers, so a plain read-modify-write is atomic here
@@ -51,24 +92,40 @@ template <class T, class U> static inline T atomicAdd(T *p, U v) { T o = *p; *p 
 void emu_check_ptr(const void *p, size_t n);
 template <class T> static inline T __ldg(const T *p) { emu_check_ptr(p, sizeof(T)); return *p; }
 
-enum { EMU_SHFL, EMU_MIN_I, EMU_MIN_U, EMU_MAX_I, EMU_MAX_U };
+enum { EMU_SHFL, EMU_SHFL_UP, EMU_SHFL_DOWN, EMU_MIN_I, EMU_MIN_U, EMU_MAX_I, EMU_MAX_U, EMU_ANY, EMU_SYNC };
 // posts this lane's (kind, operand, argument, width) for the lanes of mask; returns its result
 uint32_t emu_collective(unsigned mask, int kind, uint32_t v, int arg, int width);
+// a shuffle of a 4- or 8-byte value (the latter as two 32-bit shuffles, as CUDA's headers do)
+template <class T> static inline T emu_shuffle(unsigned mask, int kind, T v, int arg, int width)
+{
+	static_assert(sizeof(T) == 4 || sizeof(T) == 8, "emu: shuffles of 4- or 8-byte values only");
+	uint32_t x[2] = {0, 0};
+	memcpy(x, &v, sizeof(T));
+	for (size_t i = 0; i < sizeof(T) / 4; ++i) x[i] = emu_collective(mask, kind, x[i], arg, width);
+	memcpy(&v, x, sizeof(T));
+	return v;
+}
 template <class T> static inline T __shfl_sync(unsigned mask, T v, int src, int width = 32)
 {
-	static_assert(sizeof(T) == 4, "emu: shuffles of 4-byte values only");
-	uint32_t x;
-	memcpy(&x, &v, 4);
-	x = emu_collective(mask, EMU_SHFL, x, src, width);
-	memcpy(&v, &x, 4);
-	return v;
+	return emu_shuffle(mask, EMU_SHFL, v, src, width);
+}
+template <class T> static inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32)
+{
+	return emu_shuffle(mask, EMU_SHFL_UP, v, (int)delta, width);
+}
+template <class T> static inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32)
+{
+	return emu_shuffle(mask, EMU_SHFL_DOWN, v, (int)delta, width);
 }
 static inline int __reduce_min_sync(unsigned mask, int v) { return (int)emu_collective(mask, EMU_MIN_I, v, 0, 32); }
 static inline unsigned __reduce_min_sync(unsigned mask, unsigned v) { return emu_collective(mask, EMU_MIN_U, v, 0, 32); }
 static inline int __reduce_max_sync(unsigned mask, int v) { return (int)emu_collective(mask, EMU_MAX_I, v, 0, 32); }
 static inline unsigned __reduce_max_sync(unsigned mask, unsigned v) { return emu_collective(mask, EMU_MAX_U, v, 0, 32); }
+static inline int __any_sync(unsigned mask, int p) { return (int)emu_collective(mask, EMU_ANY, p != 0, 0, 32); }
+static inline void __syncwarp(unsigned mask = 0xffffffffu) { emu_collective(mask, EMU_SYNC, 0, 0, 32); }
 
 void __syncthreads();  // waits for every thread of the block that has not exited
 
-// runs grid blocks of block threads of f; 0, or 1 after an emulator error (see emu_last_error)
-int emu_launch(const char *name, unsigned grid, unsigned block, std::function<void()> f);
+// runs grid blocks of block threads of f with `shared` bytes of dynamic shared memory; 0, or 1 after
+// an emulator error (see emu_last_error)
+int emu_launch(const char *name, unsigned grid, unsigned block, unsigned shared, std::function<void()> f);

@@ -1,18 +1,25 @@
-"""A numpy-backed stand-in for the CuPy that gpuext/backends/cuda uses (ksw_extend2.py, staging.py,
-loader.py), so that the real launcher runs its kernels on the CPU emulator of tests/emu (build.py).
+"""A numpy-backed stand-in for the CuPy that gpuext/backends/cuda uses (ksw_extend2.py, ksw_extd2.py,
+staging.py, loader.py), so that the real launchers run their kernels on the CPU emulator of tests/emu
+(build.py).
 
-Only tests/emu/run_launcher.py imports it, in a process of its own with tests/emu/fakecupy first on
-PYTHONPATH (other tests import the real CuPy or skip without it). Device memory is host memory: an
-ndarray subclass whose .data.ptr is its address; `empty` fills with garbage, as the GPU leaves it.
-Kernels run synchronously at launch, so streams and events only keep their interfaces and
-runtime.memcpyAsync is a memmove. RawModule builds the emulator library for its source (cached by
-the source's hash in $GPUEXT_EMU_DIR, default <tmp>/gpuext-emu); a kernel checks its arguments as the
-GPU needs them (device arrays for pointers, numpy scalars of the parameter's exact type) and
-raises RuntimeError on an emulator error (deadlock, bad mask, out-of-bounds __ldg).
+Only the drivers tests/emu/run_launcher.py and run_extd2.py import it, each in a process of its own
+with tests/emu/fakecupy first on PYTHONPATH (other tests import the real CuPy or skip without it).
+Device memory is host memory: an ndarray subclass whose .data.ptr is its address. `empty`, `zeros`,
+`asarray` and the array functions allocate it in mappings of their own that end, at the allocation
+rounded up to 256 bytes (a memory pool's granularity), at an inaccessible page: a kernel access past
+an allocation faults, and emu.cpp names the kernel and thread. `empty` fills with garbage, as the
+GPU leaves it. Kernels run synchronously at launch, so streams and events only keep their
+interfaces (elapsed times are 0) and runtime.memcpyAsync is a memmove. RawModule builds the emulator
+library for its source (cached by the source's hash in $GPUEXT_EMU_DIR, default <tmp>/gpuext-emu); a
+kernel checks its arguments as the GPU needs them (device arrays for pointers, numpy scalars of the
+parameter's exact type), refuses more than 48 KiB of dynamic shared memory unless its
+max_dynamic_shared_size_bytes allows it (as CUDA does) and raises RuntimeError on an emulator error
+(deadlock, bad mask, out-of-bounds __ldg).
 """
 from __future__ import annotations
 
 import ctypes
+import mmap
 import os
 import tempfile
 
@@ -20,8 +27,10 @@ import numpy as np
 
 from tests.emu.build import build
 
-emulated = True   # run_launcher.py checks that it got this module, not the real CuPy
+emulated = True   # the drivers check that they got this module, not the real CuPy
 GARBAGE = 0xA7    # the byte `empty` fills with
+STATIC_SHARED_MAX = 48 << 10   # dynamic shared memory a kernel gets without raising its attribute
+launched: dict = {}   # launches per kernel name, for the drivers' coverage checks
 SCALARS = {"int": np.int32, "unsigned": np.uint32, "unsigned int": np.uint32, "long long": np.int64,
            "unsigned long long": np.uint64, "float": np.float32, "double": np.float64}
 
@@ -42,22 +51,60 @@ class ndarray(np.ndarray):
         return asarray(np.asarray(self).sum(*args, **kwargs))
 
 
+_mprotect = ctypes.CDLL(None, use_errno=True).mprotect
+_mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+
+
+def _device_bytes(nbytes: int) -> np.ndarray:
+    """nbytes (uint8) that end, rounded up to 256 bytes, at an inaccessible page (freed with the array)."""
+    size = -(-max(nbytes, 1) // 256) * 256
+    span = -(-size // mmap.PAGESIZE) * mmap.PAGESIZE
+    m = np.frombuffer(mmap.mmap(-1, span + mmap.PAGESIZE), np.uint8)
+    if _mprotect(m.ctypes.data + span, mmap.PAGESIZE, 0):   # PROT_NONE
+        raise OSError(ctypes.get_errno(), "mprotect")
+    return m[span - size:span - size + nbytes]
+
+
+def _device(a: np.ndarray) -> ndarray:
+    """A device copy of the host array a."""
+    out = _device_bytes(a.nbytes).view(a.dtype).reshape(a.shape).view(ndarray)
+    out[...] = a
+    return out
+
+
 def empty(shape, dtype=np.float64) -> ndarray:
-    a = np.empty(shape, dtype)
-    a.view(np.uint8).fill(GARBAGE)
-    return a.view(ndarray)
+    dtype = np.dtype(dtype)
+    b = _device_bytes(int(np.prod(shape)) * dtype.itemsize)
+    b.fill(GARBAGE)
+    return b.view(dtype).reshape(shape).view(ndarray)
 
 
 def zeros(shape, dtype=np.float64) -> ndarray:
-    return np.zeros(shape, dtype).view(ndarray)
+    return _device(np.zeros(shape, dtype))
 
 
 def asarray(a, dtype=None) -> ndarray:
-    return np.array(a, dtype).view(ndarray)
+    return _device(np.asarray(a, dtype))
 
 
 def asnumpy(a, stream=None) -> np.ndarray:
     return np.array(a)
+
+
+def ascontiguousarray(a) -> ndarray:
+    return _device(np.ascontiguousarray(a))
+
+
+def argsort(a) -> ndarray:
+    return _device(np.argsort(np.asarray(a), kind="stable"))
+
+
+def cumsum(a) -> ndarray:
+    return _device(np.cumsum(np.asarray(a)))
+
+
+def concatenate(arrays) -> ndarray:
+    return _device(np.concatenate([np.asarray(a) for a in arrays]))
 
 
 class _Event:
@@ -121,6 +168,10 @@ class cuda:
     compiler = _Compiler
 
     @staticmethod
+    def get_elapsed_time(start: _Event, end: _Event) -> float:
+        return 0.0
+
+    @staticmethod
     def alloc_pinned_memory(size: int) -> bytearray:
         return bytearray(size)
 
@@ -132,11 +183,15 @@ class cuda:
 class _Kernel:
     def __init__(self, lib, name: str, params: list[tuple[str, str]]):
         self.lib, self.fn, self.name, self.params = lib, getattr(lib, "emu_" + name), name, params
+        self.max_dynamic_shared_size_bytes = STATIC_SHARED_MAX
 
     def __call__(self, grid, block, args, shared_mem: int = 0) -> None:
         grid, block = (tuple(x) if isinstance(x, tuple) else (x,) for x in (grid, block))
-        if any(x != 1 for x in grid[1:] + block[1:]) or shared_mem:
-            raise NotImplementedError(f"{self.name}: the emulator runs 1-D launches without dynamic shared memory")
+        if any(x != 1 for x in grid[1:] + block[1:]):
+            raise NotImplementedError(f"{self.name}: the emulator runs 1-D launches")
+        if shared_mem > self.max_dynamic_shared_size_bytes:
+            raise RuntimeError(f"{self.name}: {shared_mem} bytes of dynamic shared memory, the function allows "
+                               f"{self.max_dynamic_shared_size_bytes}")
         if len(args) != len(self.params):
             raise TypeError(f"{self.name}: {len(args)} arguments for {len(self.params)} parameters")
         values, arrays = [], []
@@ -155,13 +210,14 @@ class _Kernel:
         self.lib.emu_set_regions(ptrs.ctypes.data_as(ctypes.c_void_p), sizes.ctypes.data_as(ctypes.c_void_p),
                                  ctypes.c_int(len(arrays)))
         argv = (ctypes.c_void_p * len(values))(*[v.ctypes.data for v in values])
-        if self.fn(ctypes.c_uint(grid[0]), ctypes.c_uint(block[0]), argv):
+        launched[self.name] = launched.get(self.name, 0) + 1
+        if self.fn(ctypes.c_uint(grid[0]), ctypes.c_uint(block[0]), ctypes.c_uint(shared_mem), argv):
             raise RuntimeError(self.lib.emu_last_error().decode())
 
 
 class RawModule:
     def __init__(self, code: str, options=()):
-        self.code, self.lib, self.params = code, None, {}
+        self.code, self.lib, self.params, self.kernels = code, None, {}, {}
 
     def compile(self) -> None:
         if self.lib is None:
@@ -172,5 +228,8 @@ class RawModule:
                 raise cuda.compiler.CompileException(str(e)) from None
 
     def get_function(self, name: str) -> _Kernel:
+        """The kernel; one object per name, as its attributes belong to the module's function."""
         self.compile()
-        return _Kernel(self.lib, name, self.params[name])
+        if name not in self.kernels:
+            self.kernels[name] = _Kernel(self.lib, name, self.params[name])
+        return self.kernels[name]

@@ -1,0 +1,146 @@
+"""Runs the real ksw_extd2 launcher (gpuext/backends/cuda/ksw_extd2.py) on the CPU emulator and
+compares every result field and CIGAR with the stock ksw2 code (gpuext.backends.cpu); prints the
+differences and exits 1 on any, or when a DP kernel named by --expect was not launched.
+
+    PYTHONPATH=tests/emu/fakecupy:. python3 -m tests.emu.run_extd2 --presets sr,asm5 --jobs 100 --seed 11
+
+Started by tests/kernel/test_ksw_extd2_emulated.py in a process of its own, so that the fake CuPy
+(tests/emu/fakecupy) replaces the real one here only. Jobs: one batch per preset from random_jobs of
+tests/kernel/test_ksw_extd2.py (the GPU test's generator; its describe_diff reports), plus the
+--edges and --long jobs below. The launcher's knobs come from the environment as on a GPU
+(GPUEXT_KSW_REG, GPUEXT_KSW_REG_SHAPES, GPUEXT_KSW_W1_BLOCKS); --big-share sets its BIG_JOB_SHARE.
+--chunked runs a shuffled subset with some sequences cut to length 0 under a memory budget that cuts
+the call into chunks, then in one chunk (as test_chunks_subsets_and_empty_jobs_match_ksw2).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def long_jobs(rng, batch, n: int, length: int):
+    """n jobs of two length-bp sequences alike for their first 300 bases, the whole matrix as band:
+    rings sized for the whole length (2**15 slots, in global memory, from 16353 bp; 16 warps from
+    about 3040 bp), while a Z-drop of 20 (above the short-gap opening q+e of map-ont, map-hifi and
+    sr, below every preset's long-gap opening q2) ends the DP a few dozen anti-diagonals after the
+    likeness does, whatever the path. Exact maximum (APPROX_MAX jobs Z-drop only with APPROX_DROP),
+    every other job SCORE_ONLY (no direction arena)."""
+    from gpuext.engine.jobs import KERNEL_EXTD2, KSW_EZ_EXTZ_ONLY, KSW_EZ_SCORE_ONLY, JobBatch
+
+    qs, ts = [], []
+    for _ in range(n):
+        t = rng.integers(0, 4, length).astype(np.uint8)
+        qs.append(np.r_[t[:300], rng.integers(0, 4, length - 300)].astype(np.uint8))
+        ts.append(t)
+    off = np.arange(n + 1, dtype=np.int64) * length
+    flag = np.where(np.arange(n) % 2, KSW_EZ_EXTZ_ONLY, KSW_EZ_SCORE_ONLY).astype(np.int32)
+    return JobBatch(batch.scoring, np.concatenate(qs), off, np.concatenate(ts), off.copy(),
+                    np.full(n, KERNEL_EXTD2, np.int8), np.full(n, -1, np.int32), np.full(n, 20, np.int32),
+                    np.full(n, -1, np.int32), flag)
+
+
+def edge_jobs(rng, batch, zdrop: int, end_bonus: int):
+    """For each ring of 2**lg slots, lg = 6..10 (the register kernels' rings), and each flag set of the
+    GPU test, a job whose band is among the widest of that ring (a full ring, where slot aliasing
+    would show): the whole matrix with the shorter sequence m bp, or a band of m on longer ones."""
+    from gpuext.backends.cuda import ksw_extd2 as gpu
+    from gpuext.engine.jobs import KERNEL_EXTD2, KSW_EZ_GENERIC_SC, JobBatch
+    from tests.kernel.test_ksw_extd2 import FLAG_SETS, _mutate
+
+    generic = int(batch.flag[0]) & KSW_EZ_GENERIC_SC   # GENERIC_SC is all or nothing in a batch
+    qs, ts, w, flag = [], [], [], []
+    for lg in range(6, 11):
+        for f in FLAG_SETS:
+            m = (1 << lg) - 48 - int(rng.integers(0, 16))   # min(qlen, tlen, w + 1) of the widest bands
+            full = rng.random() < 0.5
+            lq, lt = (m, m + int(rng.integers(0, m // 4 + 1))) if full else (int(m * rng.uniform(1, 1.3)),) * 2
+            t = rng.integers(0, 4, lt).astype(np.uint8)
+            q = _mutate(rng, t, 0.05, 0)[:lq]
+            q = np.r_[q, rng.integers(0, 4, lq - len(q))].astype(np.uint8)
+            if rng.random() < 0.5:
+                q, t = t, q
+            qs.append(q), ts.append(t), w.append(-1 if full else m - 1), flag.append(f | generic)
+            assert gpu._ring_lg(gpu._bounds(np.array([len(q)]), np.array([len(t)]), np.array(w[-1:]))[1])[0] == lg
+    n = len(qs)
+    off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
+    return JobBatch(batch.scoring, np.concatenate(qs), off(qs), np.concatenate(ts), off(ts),
+                    np.full(n, KERNEL_EXTD2, np.int8), np.asarray(w, np.int32), np.full(n, zdrop, np.int32),
+                    np.full(n, end_bonus, np.int32), np.asarray(flag, np.int32))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--presets", default="map-ont,map-hifi,asm5,sr", help="comma-separated presets, a batch each")
+    ap.add_argument("--jobs", type=int, default=100, help="random jobs per batch")
+    ap.add_argument("--max-len", type=int, default=1500)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--transition", type=int, default=0, help="GENERIC_SC with this transition score")
+    ap.add_argument("--edges", action="store_true", help="ring-size edge jobs (edge_jobs)")
+    ap.add_argument("--long", type=int, nargs=2, metavar=("N", "LEN"), help="N more jobs of LEN bp (long_jobs)")
+    ap.add_argument("--big-share", type=float, help="the launcher's BIG_JOB_SHARE (0: teams for every wide job)")
+    ap.add_argument("--chunked", action="store_true", help="subset, empty sequences, a budget of many chunks")
+    ap.add_argument("--expect", default="", help="comma-separated DP kernels (w1_smem, reg8x2_e, ...) that must run")
+    a = ap.parse_args()
+
+    import cupy
+
+    if not getattr(cupy, "emulated", False):
+        sys.exit(f"run_extd2.py: got the real CuPy ({cupy.__file__}); put tests/emu/fakecupy first on PYTHONPATH")
+    from gpuext.backends import cpu
+    from gpuext.backends.cuda import ksw_extd2 as gpu
+    from gpuext.engine.jobs import JobBatch
+    from tests.kernel.test_ksw_extd2 import PRESETS, _with_empty_sequences, describe_diff, random_jobs
+
+    if a.big_share is not None:
+        gpu.BIG_JOB_SHARE = a.big_share
+    knobs = {k: os.environ[k] for k in ("GPUEXT_KSW_REG", "GPUEXT_KSW_REG_SHAPES", "GPUEXT_KSW_W1_BLOCKS")
+             if k in os.environ}
+    print(f"seed {a.seed}, knobs {knobs or 'default'}")
+    problems, seen = [], set()
+    for pi, preset in enumerate(a.presets.split(",")):
+        rng = np.random.default_rng([a.seed, pi])
+        b = random_jobs(rng, preset, a.jobs, max_len=a.max_len, transition=a.transition)
+        if a.edges:
+            b = JobBatch.concat([b, edge_jobs(rng, b, *PRESETS[preset][6:8])])   # its Z-drop and end bonus
+        if a.long:
+            b = JobBatch.concat([b, long_jobs(rng, b, *a.long)])
+        runs = [(np.arange(b.n), None)]
+        if a.chunked:
+            b = _with_empty_sequences(rng, b)
+            idx = rng.permutation(b.n)[: b.n * 3 // 4]
+            dir_ub, lg = gpu._upper_bytes(b.qlen(), b.tlen(), b.w)
+            need = gpu._job_bytes(b.qlen(), b.tlen(), dir_ub, lg, np.zeros(b.n, bool))
+            # the largest job's bound (ksw2's allocation): every job fits, the call is cut in many chunks
+            runs = [(idx, int(need.max())), (idx, None)]
+        assert (gpu.supports(b) == 0).all()
+        want = cpu.run(b, n_threads=2)
+        for idx, budget in runs:
+            cupy.launched.clear()
+            t = time.perf_counter()
+            got = gpu.run(b, idx, gpu_mem=budget)
+            st = gpu.last_stats
+            d = want.take(idx).diff(got)
+            dp = {k.removeprefix("ksw_extd2_dp_"): n for k, n in sorted(cupy.launched.items()) if "_dp_" in k}
+            seen.update(dp)
+            print(f"{preset}: {len(idx)} jobs ({int(b.cells()[idx].sum())} cells), {st['chunks']} chunks, "
+                  f"{time.perf_counter() - t:.1f} s, DP launches {dp}: {len(d)} differences")
+            if d:
+                problems.append(f"{preset}: {len(d)} differences\n" + describe_diff(b.subset(idx), want.take(idx), got))
+            if (st["chunks"] <= 3) if budget else (st["chunks"] != 1):   # the GPU test's expectations
+                problems.append(f"{preset}: {st['chunks']} chunks under a budget of {budget or 'the default'}")
+    missing = set(filter(None, a.expect.split(","))) - seen
+    if missing:
+        problems.append(f"expected DP kernels not launched: {sorted(missing)}")
+    reg = sorted(k for k in seen if k.startswith("reg"))
+    if knobs.get("GPUEXT_KSW_REG") == "0" and reg:   # the knob's "off"
+        problems.append(f"register kernels launched with GPUEXT_KSW_REG=0: {reg}")
+    print("\n".join(problems))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

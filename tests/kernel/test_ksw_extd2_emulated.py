@@ -1,0 +1,123 @@
+"""CUDA ksw_extd2 vs the stock ksw2 code without a GPU: the kernels of ksw_extd2.cu on the CPU emulator
+of tests/emu, launched by the real launcher (gpuext/backends/cuda/ksw_extd2.py) through a fake CuPy;
+every result field and every CIGAR of every job must equal gpuext.backends.cpu's.
+
+Each case runs tests/emu/run_extd2.py in a process of its own (the fake CuPy must not reach the other
+tests); the cases run in parallel, after one build of the emulator library per kernel configuration
+the cases use (g++, a few seconds each; reused across sessions when $GPUEXT_EMU_DIR is set). Jobs come
+from random_jobs of tests/kernel/test_ksw_extd2.py (the GPU test's generator: every preset, its flag
+combinations, bands from 0 to the whole matrix, Z-drop, end bonus, N bases), shorter and fewer, and
+in most cases jobs that fill each register ring size (run_extd2.py --edges). Cases: a fixed seed and
+a fresh one (printed) with the launcher's defaults and with the register kernels on for every ring
+size (GPUEXT_KSW_REG=10); the same jobs in the other register shapes (GPUEXT_KSW_REG_SHAPES) and with
+the register kernels off (GPUEXT_KSW_REG=0); GENERIC_SC with a transition matrix; tiny jobs and
+bands; warp teams of 4 and 16 (BIG_JOB_SHARE 0); rings in global memory (jobs over 16 kb that Z-drop
+ends early) on 16 warps and on one; the one-warp kernel's other block sizes (GPUEXT_KSW_W1_BLOCKS); a
+subset with empty sequences cut into many chunks. Each case also names the DP kernels that must have
+run. tests/kernel/test_ksw_extd2.py makes the same comparison on a GPU.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FRESH = int(time.time_ns() % 2**31)
+REG_ALL = {"GPUEXT_KSW_REG": "10"}   # REG_LG_LIMIT: rings of up to 2**10 slots in registers
+# --big-share 1: no job is big, as in the thousands of jobs of a GPU batch (in a few dozen, every wide
+# one is), so that every ring of up to 2**10 slots goes to the register kernels
+REG_JOBS = ["--jobs", "30", "--max-len", "1000", "--edges", "--big-share", "1"]
+
+
+def _reg(*shapes) -> str:
+    """The register kernels of these shapes (G, K), both modes, as --expect names them."""
+    return ",".join(f"reg{G}x{K}_{m}" for G, K in shapes for m in "ae")
+
+
+# name: (driver arguments, the launcher's knobs in the environment)
+CASES = {
+    **{f"default-{tag}": (["--jobs", "30", "--max-len", "1200", "--edges", "--seed", str(seed),
+                           "--expect", "w1_smem,w4_smem," + _reg((8, 2), (8, 4), (8, 8))], {})
+       for tag, seed in (("11", 11), ("fresh", FRESH))},
+    **{f"reg-all-{tag}": ([*REG_JOBS, "--seed", str(seed), "--expect",
+                           _reg((8, 2), (8, 4), (8, 8), (16, 8), (32, 8))], REG_ALL)
+       for tag, seed in (("23", 23), ("fresh", FRESH))},
+    "reg-other-shapes": ([*REG_JOBS, "--seed", "23", "--expect", _reg((16, 4), (32, 4))],
+                         {**REG_ALL, "GPUEXT_KSW_REG_SHAPES": "8:16x4,9:32x4"}),
+    "reg-off": ([*REG_JOBS, "--seed", "23", "--expect", "w1_smem_b4"],
+                {"GPUEXT_KSW_REG": "0", "GPUEXT_KSW_W1_BLOCKS": "4"}),
+    "generic-sc": (["--presets", "map-ont,sr", "--transition", "2", "--jobs", "40", "--edges", "--seed", "13",
+                    "--expect", "w1_smem_b2"], {"GPUEXT_KSW_W1_BLOCKS": "2"}),
+    "tiny": (["--jobs", "400", "--max-len", "40", "--seed", "17"], {}),
+    "teams": (["--presets", "map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--long", "2", "3200",
+               "--big-share", "0", "--expect", "w4_smem,w16_smem"], {}),
+    "gmem-w16": (["--presets", "map-ont", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",
+                  "--expect", "w16_gmem"], {}),
+    "gmem-w1": (["--presets", "map-hifi", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",
+                 "--big-share", "1", "--expect", "w1_gmem"], {}),
+    "chunked": (["--presets", "map-ont", "--jobs", "60", "--max-len", "1500", "--seed", "19", "--chunked"], {}),
+}
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None or platform.machine() != "x86_64",
+                                reason="the kernel emulator needs g++ on x86-64")
+
+
+def _launcher_source(knobs: dict) -> str:
+    """The source the launcher's load_module builds under these knobs (as ksw_extd2.run composes it:
+    should the two drift apart, each driver builds its own library, only slower)."""
+    from gpuext.backends.cuda import ksw_extd2 as gpu
+    from gpuext.backends.cuda.loader import kernel_source
+
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in knobs.items():
+            mp.setenv(k, v)
+        shapes, reg_lg = gpu._reg_shapes(), gpu._reg_lg()
+    used = sorted({shapes[L] for L in range(6, reg_lg + 1)}) if reg_lg else []
+    return kernel_source("ksw_extd2.cu", {"KSW_REG_LIST": " ".join(f"KSW_DP_REG({G}, {K})" for G, K in used)})
+
+
+@pytest.fixture(scope="module")
+def emu_dir(tmp_path_factory):
+    from tests.emu.build import build
+
+    d = os.environ.get("GPUEXT_EMU_DIR") or tmp_path_factory.mktemp("emu")
+    sources = {_launcher_source(knobs) for _, knobs in CASES.values()}
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:   # g++ runs outside the GIL
+        for f in [pool.submit(build, s, d) for s in sources]:
+            f.result()
+    return d
+
+
+def _driver(args, knobs, emu_dir) -> subprocess.CompletedProcess:
+    path = [str(ROOT / "tests" / "emu" / "fakecupy"), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    # the launcher's knobs (and its memory budget) are the case's alone
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUEXT_KSW_", "GPUEXT_GPU_MEM"))}
+    env.update(knobs, GPUEXT_EMU_DIR=str(emu_dir), PYTHONPATH=os.pathsep.join(filter(None, path)))
+    # faulthandler: a kernel that crashes the emulator still shows where the launcher was
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-m", "tests.emu.run_extd2", *args], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def runs(emu_dir):
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        futs = {k: pool.submit(_driver, a, knobs, emu_dir) for k, (a, knobs) in CASES.items()}
+    return {k: f.result() for k, f in futs.items()}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_emulated(case, runs):
+    if "fresh" in case:
+        print(f"fresh seed {FRESH}")
+    r = runs[case]
+    args, knobs = CASES[case]
+    assert r.returncode == 0, (f"{case} ({' '.join(args)}; {knobs}): exit status {r.returncode}\n"
+                               f"{(r.stdout + r.stderr)[-3000:]}")
