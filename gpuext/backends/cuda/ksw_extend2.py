@@ -160,7 +160,8 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     rank = np.empty(nch, np.int32)
     rank[up_order] = np.arange(nch)
     # the ring classes that can have jobs: a job's class is at most the first ring holding its row
-    qmax = int(np.diff(sub.qoff).max())
+    qlen = np.diff(sub.qoff)
+    qmax = int(qlen.max())
     top = 0 if mode == "thread" else next((i + 1 for i, (g, c) in enumerate(RING)
                                             if (mode == "auto" or g == 32) and qmax + 1 <= g * c), len(RING))
     mod = load_module("ksw_extend2.cu")
@@ -235,10 +236,11 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         h_hist = cupy.asnumpy(d_hist, stream=main)   # (the plan is long done)
         if h_hist[nseg]:   # the cheap part of supports(), checked on the device
             raise ValueError("run() got jobs that supports() rejects; route them to the CPU")
-        seg_start = np.concatenate([[0], np.cumsum(h_hist[:nseg], dtype=np.int64)])
+        hist = h_hist[:nseg]
+        seg_start = np.concatenate([[0], np.cumsum(hist, dtype=np.int64)])
         cls_of = (np.arange(nseg) // NSIZE) % NCLS
         for c in range(NCLS):
-            cnt = int(h_hist[:nseg][cls_of == c].sum())
+            cnt = int(hist[cls_of == c].sum())
             if cnt:
                 stats["classes"]["thread" if c == 0 else "ring%dx%d" % RING[c - 1]] = cnt
         thread_jobs = [(int(seg_start[r * NCLS * NSIZE]), int(seg_start[r * NCLS * NSIZE + NSIZE])) for r in range(nch)]
@@ -250,7 +252,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
             used.append(st)
             with st:
                 sel = np.concatenate([cupy.asnumpy(d_order[a:b]) for a, b in thread_jobs]).astype(np.int64)
-                _run_thread(mod, sub, sel, np.diff(sub.qoff), budget, (mats, mat_off, mat_m), d_q, d_qoff, d_t,
+                _run_thread(mod, sub, sel, qlen, budget, (mats, mat_off, mat_m), d_q, d_qoff, d_t,
                             d_toff, d_res, d_cells)
         for s in used:
             s.synchronize()

@@ -250,6 +250,13 @@ __device__ __forceinline__ int score8(uint2 row, unsigned sel)
 #endif
 }
 
+// H = max(max(M, E), F) with F = (the prefix max before the slot) - (j-1)*e_ins, jm = (j-1)*e_ins
+__device__ __forceinline__ int cell_h(int hv, int exc, int lx, int jm)
+{
+	const int f = (exc > lx ? exc : lx) - jm;
+	return hv > f ? hv : f;
+}
+
 template <int G, int C>
 __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n, const unsigned char *__restrict__ qseq,
                                             const long long *__restrict__ qoff, const unsigned char *__restrict__ tseq,
@@ -360,16 +367,13 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 		int hl = 0;
 		unsigned rkey = 0;
 		int rmax = 0, rmj = -1;
+		// (two loops, so that no slot branches on pack)
 		if (pack) {
 			const int jb = beg + base + 1;
 #pragma unroll
 			for (int c = 0; c < C; ++c) {
-				const int d = base + c;
-				const int x = exc > lx[c] ? exc : lx[c];
-				const int f = x - Bm - ce[c];
-				const int h = hv[c] > f ? hv[c] : f;
-				hv[c] = h;
-				if ((unsigned)d < (unsigned)width) {
+				const int h = hv[c] = cell_h(hv[c], exc, lx[c], Bm + ce[c]);
+				if ((unsigned)(base + c) < (unsigned)width) {
 					hl = h;
 					const unsigned key = (unsigned)h << 16 | (unsigned)(jb + c);
 					rkey = rkey > key ? rkey : key;
@@ -378,14 +382,10 @@ __device__ __forceinline__ void extend_ring(const int *__restrict__ order, int n
 		} else {
 #pragma unroll
 			for (int c = 0; c < C; ++c) {
-				const int d = base + c;
-				const int x = exc > lx[c] ? exc : lx[c];
-				const int f = x - Bm - ce[c];
-				const int h = hv[c] > f ? hv[c] : f;
-				hv[c] = h;
-				if ((unsigned)d < (unsigned)width) {
+				const int h = hv[c] = cell_h(hv[c], exc, lx[c], Bm + ce[c]);
+				if ((unsigned)(base + c) < (unsigned)width) {
 					hl = h;
-					if (h >= rmax) rmax = h, rmj = beg + d;
+					if (h >= rmax) rmax = h, rmj = beg + base + c;
 				}
 			}
 		}
