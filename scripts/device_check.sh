@@ -3,7 +3,8 @@
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
 #   usage: scripts/device_check.sh [tests|bench|all|bwa]  (two calls fit the 10-minute limit better;
-#   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark)
+#   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
+#   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
 # ../shared/tools/device-carry.sh, and datacache/ = data/cache/{src,sets} (scripts/fetch_data.py get --all).
 set -uo pipefail
@@ -63,6 +64,13 @@ bench_bwa() {
   b=$(timeout 200 python3 scripts/bench_ksw_extend2.py "${dumps[@]}" --repeat 5 2>&1 \
       | tee "$OUT/bench_bwa.log" | tail -6 | tr '\n' ' ')
   echo "$b"; table+=("ksw_extend2: $b")
+  [ "${BWA_BATCH:-1}" = 0 ] && return
+  # one batch of `bwa mem -t 16` (fastmap.c:394: 10 Mbp per thread = 160 Mbp of reads): what a drop-in
+  # hands the GPU at a time; the dumps above are 30 Mbp (Illumina) and 10 Mbp (ONT)
+  echo "== ksw_extend2 on one bwa mem -t16 batch (160 Mbp of reads)"
+  b=$(timeout 330 python3 scripts/bench_ksw_extend2.py --make illumina:533334 --make ont:32000 --repeat 3 \
+      --upload locked --workdir "$T/batch" 2>&1 | tee "$OUT/bench_bwa_batch.log" | tail -6 | tr '\n' ' ')
+  echo "$b"; table+=("ksw_extend2 batch: $b")
 }
 
 case $PHASE in

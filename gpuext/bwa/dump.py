@@ -139,12 +139,22 @@ class ExtendResults:
         return {f: int(getattr(self, f)[k]) for f in RESULT_FIELDS}
 
 
-def _gather(seq: np.ndarray, off: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _gather(seq: np.ndarray, off: np.ndarray, idx: np.ndarray, alloc=None) -> tuple[np.ndarray, np.ndarray]:
     lens = (off[idx + 1] - off[idx]).astype(np.int64)
     out_off = np.zeros(len(idx) + 1, np.int64)
     np.cumsum(lens, out=out_off[1:])
     src = np.repeat(off[idx] - out_off[:-1], lens) + np.arange(out_off[-1], dtype=np.int64)
-    return seq[src], out_off
+    if alloc is None:
+        return seq[src], out_off
+    out = alloc(len(src), seq.dtype)
+    np.take(seq, src, out=out)
+    return out, out_off
+
+
+def _copy(a: np.ndarray, alloc) -> np.ndarray:
+    out = alloc(len(a), a.dtype)
+    out[:] = a
+    return out
 
 
 def read_header(buf: bytes | memoryview) -> dict:
@@ -161,8 +171,10 @@ def read_header(buf: bytes | memoryview) -> dict:
             "mat": np.frombuffer(mat, np.int8).copy(), **dict(zip(names, opts))}
 
 
-def read_dump(path: str | Path) -> tuple[dict, ExtendJobs, ExtendResults]:
-    """Parse a whole dump: (header, jobs, BWA's results). Raises DumpError on a truncated record."""
+def read_dump(path: str | Path, alloc=None) -> tuple[dict, ExtendJobs, ExtendResults]:
+    """Parse a whole dump: (header, jobs, BWA's results). Raises DumpError on a truncated record.
+    alloc(n, dtype), if given, makes the arrays the sequences, offsets and per-job inputs are read into
+    (e.g. page-locked memory)."""
     buf = np.fromfile(path, np.uint8)
     head = read_header(memoryview(buf))
     pos, end = head["header_bytes"], len(buf)
@@ -186,8 +198,8 @@ def read_dump(path: str | Path) -> tuple[dict, ExtendJobs, ExtendResults]:
     mat_start = off + RECORD_FIXED
     q_start = mat_start + m * m
     t_start = q_start + qlen
-    qs, qo = _gather(buf, np.stack([q_start, q_start + qlen], 1).reshape(-1), np.arange(0, 2 * n, 2))
-    ts, to = _gather(buf, np.stack([t_start, t_start + tlen], 1).reshape(-1), np.arange(0, 2 * n, 2))
+    qs, qo = _gather(buf, np.stack([q_start, q_start + qlen], 1).reshape(-1), np.arange(0, 2 * n, 2), alloc)
+    ts, to = _gather(buf, np.stack([t_start, t_start + tlen], 1).reshape(-1), np.arange(0, 2 * n, 2), alloc)
     # unique scoring matrices (normally one)
     mats: list[np.ndarray] = []
     keys: dict[bytes, int] = {}
@@ -206,8 +218,13 @@ def read_dump(path: str | Path) -> tuple[dict, ExtendJobs, ExtendResults]:
                     mats.append(row.view(np.int8).copy())
                 groups[(int(sz), u)] = keys[key]
             mat_id[sel] = [groups[(int(sz), int(u))] for u in np.asarray(inv).reshape(-1)]
-    jobs = ExtendJobs(qseq=qs, qoff=qo, tseq=ts, toff=to, mat_id=mat_id, mats=mats,
-                      **{k: fixed[k] for k in SCALAR_FIELDS + ("read_id", "chain", "seed", "side", "try_")})
+    per_job = {k: fixed[k] for k in SCALAR_FIELDS + ("read_id", "chain", "seed", "side", "try_")}
+    if alloc is not None:   # the arrays the backends send, in the caller's memory
+        for k in SCALAR_FIELDS:
+            per_job[k] = alloc(n, np.int32)
+            per_job[k][:] = fixed[k]
+        mat_id, qo, to = (_copy(x, alloc) for x in (mat_id, qo, to))
+    jobs = ExtendJobs(qseq=qs, qoff=qo, tseq=ts, toff=to, mat_id=mat_id, mats=mats, **per_job)
     res = ExtendResults(*(fixed[k] for k in RESULT_FIELDS))
     return head, jobs, res
 

@@ -50,9 +50,21 @@ def main(argv: list[str]) -> int:
         return 2
     from ..bwa.dump import DumpError, ExtendResults, read_dump
 
+    alloc = None
+    if a.backend == "cuda":   # the sequences straight into page-locked memory: no staging copy later
+        from ..backends import cuda
+
+        if not cuda.available():
+            log.error(FUNC, "--backend cuda: CuPy sees no GPU")
+            return 2
+        import cupy
+
+        from ..backends.cuda.staging import pinned_empty as alloc
+
+        cupy.cuda.Device(a.gpu).use()
     t0 = time.perf_counter()
     try:
-        head, jobs, want = read_dump(a.dump)
+        head, jobs, want = read_dump(a.dump, alloc)
     except (OSError, DumpError) as e:
         log.error(FUNC, f"cannot read the seed dump '{a.dump}': {e}")
         return 2
@@ -69,16 +81,9 @@ def main(argv: list[str]) -> int:
         cells = native.cells(jobs, n_threads=a.threads)
         what = f"BWA's ksw_extend2 on {a.threads} CPU threads"
     else:
-        from ..backends import cuda
-
-        if not cuda.available():
-            log.error(FUNC, "--backend cuda: CuPy sees no GPU")
-            return 2
-        import cupy
-
         from ..backends.cuda import ksw_extend2 as gpu
 
-        cupy.cuda.Device(a.gpu).use()
+        jobs = gpu.pin(jobs)
         reasons = gpu.supports(jobs)
         take, rest = np.flatnonzero(reasons == 0), np.flatnonzero(reasons != 0)
         got = ExtendResults.empty(n)

@@ -62,6 +62,19 @@ def test_replay_cli_and_dump_format(dumps, tmp_path, capsys):
     again = tmp_path / "again.dump"
     write_dump(again, jobs, want, head)
     assert again.read_bytes() == path.read_bytes()
+    # read into the caller's memory (bwa-replay --backend cuda: page-locked): the same jobs, in it
+    made = []
+
+    def alloc(n, dtype):
+        made.append(np.zeros(n, dtype))
+        return made[-1]
+
+    _, jobs_a, want_a = read_dump(path, alloc)
+    for k in ("qseq", "tseq", "qoff", "toff", "h0", "w", "end_bonus", "zdrop", "o_del", "e_del", "o_ins",
+              "e_ins", "mat_id"):
+        assert np.array_equal(getattr(jobs_a, k), getattr(jobs, k)), k
+        assert any(getattr(jobs_a, k) is a for a in made), k
+    assert len(want.mismatches(want_a)) == 0
     assert bwa_replay.main([str(path), "--backend", "cpu", "-t", "2"]) == 0
     err = capsys.readouterr().err
     assert "[M::bwa_replay::" in err and f"{jobs.n} jobs" in err and "G cells/s" in err

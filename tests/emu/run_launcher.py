@@ -9,6 +9,7 @@ Started by tests/kernel/test_ksw_extend2_emulated.py in a process of its own, so
 tests/kernel/test_ksw_extend2.py) or those of a seed dump; the jobs supports() rejects are dropped.
 --big-h0 adds 65536 to every h0, so that no job gets the ring kernels' packed row maximum (the plan
 packs only when h0 + (qlen + 1) * the matrix maximum < 65535) and the unpacked one is tested.
+--pin puts the jobs in page-locked memory (gpu.pin: the launcher's DMAs straight from the jobs' arrays).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def main() -> int:
     ap.add_argument("--mode", choices=("auto", "warp", "thread"), default="auto")
     ap.add_argument("--big-h0", action="store_true", help="h0 + 65536: the unpacked row-max path")
     ap.add_argument("--chunk-bytes", type=int, help="the launcher's CHUNK_BYTES (small: many upload chunks)")
+    ap.add_argument("--pin", action="store_true", help="jobs in page-locked memory (no staging copy)")
     ap.add_argument("--gpu-mem", type=int, help="the memory budget (small: the thread kernel's arena in pieces)")
     a = ap.parse_args()
 
@@ -51,6 +53,8 @@ def main() -> int:
     keep = np.flatnonzero(gpu.supports(jobs, a.gpu_mem) == 0)
     print(f"{jobs.n} jobs, {jobs.n - len(keep)} rejected by supports()")
     jobs = jobs.take(keep)
+    if a.pin:
+        jobs = gpu.pin(jobs)
 
     t = time.perf_counter()
     got = gpu.run(jobs, gpu_mem=a.gpu_mem, mode=a.mode)
@@ -67,6 +71,9 @@ def main() -> int:
     for k in bad_cells[:5]:
         print(f"job {k}: bwa {cells[k]} cells vs emulated {stats['cells'][k]}")
     print(f"{len(bad)} of {jobs.n} jobs differ, {len(bad_cells)} cell counts differ")
+    if stats["direct"] != a.pin:
+        print(f"sequences sent {'straight' if stats['direct'] else 'through the staging copy'} with --pin {a.pin}")
+        return 1
     return 1 if len(bad) or len(bad_cells) else 0
 
 

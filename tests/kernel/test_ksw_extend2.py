@@ -75,19 +75,22 @@ def test_supports_and_subsets():
     assert gpu.run(jobs, []).n == 0
 
 
-@pytest.mark.parametrize("upload", ["pinned", "pageable"])
+@pytest.mark.parametrize("pinned", [False, True])
 @pytest.mark.parametrize("split", [False, True])
-def test_chunked_uploads(upload, split, monkeypatch):
-    """Many small upload chunks (kernels start per chunk), either host path, kernels overlapped or not."""
+def test_chunked_uploads(pinned, split, monkeypatch):
+    """Many small upload chunks (kernels start per chunk), jobs staged or page-locked (pin()), kernels
+    overlapped with the uploads or not."""
     from gpuext._native import bwa
     from gpuext.backends.cuda import ksw_extend2 as gpu
 
     monkeypatch.setattr(gpu, "CHUNK_BYTES", 1 << 14)
-    monkeypatch.setenv("GPUEXT_KSW2_UPLOAD", upload)
     jobs = random_jobs(np.random.default_rng(23), 1500)
     want = bwa.extend2(jobs, n_threads=2)
+    if pinned:
+        jobs = gpu.pin(jobs)
     got = gpu.run(jobs, split=split)
     assert gpu.last_stats["chunks"] > 1
+    assert gpu.last_stats["direct"] == pinned
     assert len(want.mismatches(got)) == 0
     assert np.array_equal(gpu.last_stats["cells"], bwa.cells(jobs, n_threads=2))
 

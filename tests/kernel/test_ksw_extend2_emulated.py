@@ -32,6 +32,7 @@ CASES = {f"fuzz-{name}-{mode}": [*FUZZ, "--seed", str(seed), "--mode", mode]
          for name, seed in (("11", 11), ("fresh", FRESH)) for mode in ("auto", "warp", "thread")}
 CASES.update({"unpacked": [*FUZZ, "--seed", "13", "--big-h0"],
               "chunks": [*FUZZ, "--seed", "17", "--chunk-bytes", "4096"],
+              "chunks-pinned": [*FUZZ, "--seed", "18", "--chunk-bytes", "4096", "--pin"],
               "arena": [*FUZZ, "--seed", "19", "--mode", "thread", "--gpu-mem", "200000"]})
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None or platform.machine() != "x86_64",

@@ -4,7 +4,8 @@
 jobs idx (all must be supported: run() repeats only the cheap checks, not the scan of every base
 against the alphabet, so call supports() first) and returns an ExtendResults whose rows follow idx; the DP cells
 (the sum of end - beg over the rows ksw_extend2 runs) are in `last_stats["cells_total"]`, and per job in
-`last_stats["cells"]`.
+`last_stats["cells"]`. `pin(jobs)` puts the jobs' arrays in page-locked memory, so that run() sends
+them without the staging copy (`gpuext bwa-replay` reads its dump's sequences straight into such memory).
 
 Work plan of one `run` (short-read jobs are small and many, long-read jobs large and skewed; the host
 does no per-job work: the cheap checks of supports() are the plan kernel's):
@@ -18,8 +19,9 @@ does no per-job work: the cheap checks of supports() are the plan kernel's):
    `ksw_extend2_scan` the segments' starts and `ksw_extend2_order` places every job in its segment
    (a counting sort); nothing is read back before the launches;
 2. the sequences go up in chunks (at most MAX_CHUNKS contiguous job ranges of about CHUNK_BYTES, the
-   one with the job of most rows first; copy threads, asynchronous DMAs on a copy stream; handed to
-   the copy threads once the plan is launched); each chunk's ring kernels start as soon as it has
+   one with the job of most rows first; asynchronous DMAs on a copy stream, from the jobs' own arrays
+   when they are page-locked, else from a pinned buffer that copy threads fill; enqueued once the plan
+   is launched); each chunk's ring kernels start as soon as it has
    landed, one stream per (chunk, class) (classes of larger rings first, larger cell bounds first
    within a class), so no kernel waits behind another's longest job; the grids cover all the
    chunk's jobs and each kernel reads its segment's range on the device;
@@ -37,7 +39,7 @@ import numpy as np
 
 from ...bwa.dump import ExtendJobs, ExtendResults
 from .loader import load_module
-from .staging import Staging, pinned_buffer, stream
+from .staging import Staging, is_pinned, pinned_empty, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_INPUT = 1    # qlen < 1, tlen < 0, h0 < 1, unknown matrix or a base >= m (ksw_extend2 would fail)
@@ -100,6 +102,25 @@ MAX_CHUNKS = 6                # the kernel's plan histogram holds 6 chunks x NCL
 NSIZE = 8                     # size buckets per (chunk, class) segment of the launch order
 
 
+PER_JOB = ("h0", "w", "end_bonus", "zdrop", "o_del", "e_del", "o_ins", "e_ins", "mat_id")   # run()'s per-job inputs
+
+
+def pin(jobs: ExtendJobs) -> ExtendJobs:
+    """The jobs with their sequences and per-job arrays in page-locked host memory (staging.pinned_empty;
+    arrays there already are kept): run() then sends them with DMAs straight from there, no staging
+    copy, as long as it runs all of them (idx None or every job in order)."""
+    from dataclasses import replace
+
+    def locked(a):
+        if is_pinned(a):
+            return a
+        b = pinned_empty(a.size, a.dtype)
+        b[:] = a
+        return b
+
+    return replace(jobs, **{k: locked(getattr(jobs, k)) for k in ("qseq", "tseq", "qoff", "toff", *PER_JOB)})
+
+
 def _mat_stats(jobs: ExtendJobs):
     """Per matrix: side m, max(0, largest entry), the ring kernels' 8x8 byte rows, and all matrices
     concatenated with their offsets (the thread kernel's)."""
@@ -142,7 +163,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         idx = np.asarray(idx, np.int64)
     sub = jobs if idx is None or (len(idx) == jobs.n and np.array_equal(idx, np.arange(jobs.n))) else jobs.take(idx)
     n = sub.n
-    stats = {"jobs": n, "chunks": 0, "classes": {}}
+    stats = {"jobs": n, "chunks": 0, "classes": {}, "direct": False}
     if n == 0:
         last_stats.clear()
         last_stats.update(stats, t_total=0.0, cells_total=0)
@@ -152,7 +173,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     # chunk with the job of most rows goes first (a long job's time is its rows times the row latency)
     tb = int(sub.toff[-1])
     nch = int(min(MAX_CHUNKS, max(1, (tb + int(sub.qoff[-1])) // CHUNK_BYTES)))
-    cut = np.searchsorted(sub.toff, np.arange(1, nch) * (tb / nch)) if nch > 1 else np.zeros(0, np.int64)
+    cut = np.searchsorted(sub.toff, np.arange(1, nch, dtype=np.int64) * tb // nch) if nch > 1 else np.zeros(0, np.int64)
     bounds = np.unique(np.concatenate([[0], cut, [n]])).astype(np.int64)
     nch = len(bounds) - 1
     first = int(np.searchsorted(bounds, int(np.argmax(np.diff(sub.toff))), side="right")) - 1
@@ -172,12 +193,14 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     nseg = nch * NCLS * NSIZE
     used = [main]
     seq = Staging([sub.qseq, sub.tseq], copy_st, slot="extend2-seq")
+    stats["direct"] = all(seq.direct)   # sequences sent from the jobs' page-locked arrays
     try:
-        # a parameter the same for all jobs goes up as one value (bit f of uni; normally all but h0)
+        # a parameter the same for all jobs goes up as one value (bit f of uni; normally all but h0),
+        # unless it is page-locked: then it goes up whole, in a DMA (no pass over it on the host)
         prm = [sub.w, sub.end_bonus, sub.zdrop, sub.o_del, sub.e_del, sub.o_ins, sub.e_ins, sub.mat_id]
         uni = 0
         for f, a in enumerate(prm):
-            if len(a) and (a == a[0]).all():
+            if len(a) and not is_pinned(a) and (a == a[0]).all():
                 uni |= 1 << f
                 prm[f] = a[:1]
         small = [sub.qoff, sub.toff, sub.h0, *prm, mat_max, mat_m, bounds, rank, mrow.reshape(-1)]
@@ -202,22 +225,27 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
             k_scan((1,), (32,), (i32(nseg), d_hist, d_start, d_cursor))
             k_order(grid, (256,), (i32(n), d_seg, d_cursor, d_order))
             ev_order = main.record()
-        chunk_futs = []
-        for ch in up_order:   # then the sequences (copy threads): the plan runs meanwhile
+        chunk_futs, chunk_ev = [], []
+        for ch in up_order:   # then the sequences (copy threads, or DMAs at once if page-locked): the plan runs meanwhile
             f0 = len(seq.futs)
             a, b = int(bounds[ch]), int(bounds[ch + 1])
             seq.send(0, int(sub.qoff[a]), int(sub.qoff[b]))
             seq.send(1, int(sub.toff[a]), int(sub.toff[b]))
             chunk_futs.append(seq.futs[f0:])
+            chunk_ev.append(copy_st.record() if len(seq.futs) == f0 else None)
         common = (d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, i32(n), d_cells)
+        # the results' host memory (page-locked, from CuPy's pool): the returned arrays are views of it
+        out = np.frombuffer(cupy.cuda.alloc_pinned_memory(n * 32), np.uint8, n * 32)
+        out_ptr = out.ctypes.data
         if split:
             seq.ready().synchronize()
         stats["t_prep"] = time.perf_counter() - t_start
         t0 = time.perf_counter()
+        done: list = [[] for _ in range(nch)]   # per chunk: the streams of its ring kernels
         for r in range(nch):
             for f in chunk_futs[r]:
                 f.result()
-            ev = copy_st.record()   # after this chunk's pieces (and any others enqueued by now)
+            ev = chunk_ev[r] or copy_st.record()   # after this chunk's pieces (and any others enqueued by now)
             stats["chunks"] += 1
             ch, base = up_order[r], r * NCLS * NSIZE
             nj = int(bounds[ch + 1] - bounds[ch])
@@ -231,6 +259,18 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
                 used.append(st)
                 with st:
                     _launch_ring(fns[c - 1], RING[c - 1][0], nj, (d_order, d_start, i32(base + c * NSIZE)) + common)
+                done[r].append(st)
+        # each chunk's results come back as soon as its ring kernels are done (a stream per chunk).
+        # The events and copies are enqueued after every launch: streams share the GPU's few hardware
+        # queues, and an event record or a copy that waits for the longest job must not hold up a
+        # kernel queued behind it (ONT dump: kernels 50-60 ms instead of 30)
+        for r in reversed(range(nch)):
+            ds = stream(("extend2", "d2h", r))
+            for st in done[r]:
+                ds.wait_event(st.record())
+            used.append(ds)
+            ch = up_order[r]
+            _results_back(out_ptr, d_res, d_cells if job_cells else None, n, int(bounds[ch]), int(bounds[ch + 1]), ds)
         t_h2d = time.perf_counter() - t0
         t_k = time.perf_counter()
         h_hist = cupy.asnumpy(d_hist, stream=main)   # (the plan is long done)
@@ -262,24 +302,39 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         for s in [copy_st] + used:   # (after an error too: no kernel may outlive its buffers)
             s.synchronize()
     t_d = time.perf_counter()
-    out_buf = pinned_buffer("extend2-out", n * 32)
-    with main:
-        copies = [(d_res, 0, n * 24), (d_cells, n * 24, n * 8) if job_cells else (d_cells.sum(), n * 24, 8)]
-    for d_src, off, nb in copies:
-        cupy.cuda.runtime.memcpyAsync(out_buf.ctypes.data + off, d_src.data.ptr, nb, 2, main.ptr)   # device to host
+    if thread_jobs:   # the thread kernel's results too: everything once more, after it
+        _results_back(out_ptr, d_res, d_cells if job_cells else None, n, 0, n, main)
+    if not job_cells:
+        with main:
+            total = d_cells.sum()
+        cupy.cuda.runtime.memcpyAsync(out_ptr + n * 24, total.data.ptr, 8, 2, main.ptr)   # device to host
     main.synchronize()
-    h = out_buf[:n * 24].view(i32).reshape(6, n).copy()   # field-major: each field contiguous
-    cells = out_buf[n * 24:n * 24 + copies[1][2]].view(np.int64)
+    h = out[:n * 24].view(i32).reshape(6, n)   # field-major: each field contiguous
+    cells = out[n * 24:n * 24 + (n * 8 if job_cells else 8)].view(np.int64)
     stats["cells_total"] = int(cells.sum())
     if job_cells:
-        stats["cells"] = cells.copy()
-    out = ExtendResults(*h)
+        stats["cells"] = cells
+    res = ExtendResults(*h)
     stats["t_h2d"] = t_h2d
     stats["t_d2h"] = time.perf_counter() - t_d
     stats["t_total"] = time.perf_counter() - t_start
     last_stats.clear()
     last_stats.update(stats)
-    return out
+    return res
+
+
+def _results_back(out_ptr, d_res, d_cells, n, a, b, st) -> None:
+    """D2H on stream st of jobs [a, b)'s results (six field-major int32 rows of n) and, if d_cells is
+    given, their cells, into the host buffer at out_ptr (results, then cells from byte n * 24)."""
+    import cupy
+
+    if b <= a:
+        return
+    for f in range(6):
+        o = (f * n + a) * 4
+        cupy.cuda.runtime.memcpyAsync(out_ptr + o, d_res.data.ptr + o, (b - a) * 4, 2, st.ptr)   # device to host
+    if d_cells is not None:
+        cupy.cuda.runtime.memcpyAsync(out_ptr + n * 24 + a * 8, d_cells.data.ptr + a * 8, (b - a) * 8, 2, st.ptr)
 
 
 def _run_thread(mod, sub, jobs_t, qlen, budget, matrices, d_q, d_qoff, d_t, d_toff, d_res, d_cells) -> None:
@@ -316,4 +371,4 @@ def _run_thread(mod, sub, jobs_t, qlen, budget, matrices, d_q, d_qoff, d_t, d_to
         u0 = u1
 
 
-__all__ = ["supports", "run", "REASONS", "REJECT_INPUT", "REJECT_GAP", "REJECT_RANGE", "REJECT_MEMORY"]
+__all__ = ["supports", "run", "pin", "REASONS", "REJECT_INPUT", "REJECT_GAP", "REJECT_RANGE", "REJECT_MEMORY"]

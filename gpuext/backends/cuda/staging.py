@@ -11,12 +11,17 @@ the stream after it. The
 pinned buffer is kept per (device, calling thread, slot) and reused by that thread's next call, so
 `close()` (waiting for every copy) must run before the caller returns. `stream(key)` is a
 non-blocking stream per (device, calling thread, key), kept across calls.
+
+An array that already lives in page-locked memory from `pinned_empty` (the caller allocated its jobs
+there, as `gpuext bwa-replay` does) skips the staging copy: its bytes go up in DMAs straight from it,
+enqueued by the calling thread (`Staging.direct[i]`).
 """
 from __future__ import annotations
 
 import ctypes
 import os
 import threading
+import weakref
 
 import numpy as np
 
@@ -26,6 +31,7 @@ THREADS = min(8, os.cpu_count() or 1)            # copy threads
 _pinned: dict = {}
 _pool = None
 _streams: dict = {}
+_regions: dict = {}   # pinned_empty's live allocations: start address -> end address
 
 
 def stream(key):
@@ -51,6 +57,27 @@ def pinned_buffer(slot, n: int) -> np.ndarray:
     return buf
 
 
+def pinned_empty(n: int, dtype=np.uint8) -> np.ndarray:
+    """A new page-locked host array of n elements (freed with the array and its views); the launchers
+    send it to the device without the staging copy."""
+    import cupy
+
+    dt = np.dtype(dtype)
+    nb = max(1, n * dt.itemsize)
+    a = np.frombuffer(cupy.cuda.alloc_pinned_memory(nb), dt, n)
+    start = a.ctypes.data
+    _regions[start] = start + nb
+    weakref.finalize(a, _regions.pop, start, None)
+    return a
+
+
+def is_pinned(a: np.ndarray) -> bool:
+    """Whether the bytes of a lie in one allocation of pinned_empty."""
+    lo = a.ctypes.data
+    hi = lo + a.nbytes
+    return any(s <= lo and hi <= e for s, e in list(_regions.items()))
+
+
 def copy_pool():
     """The process's copy threads (THREADS of them), started on first use."""
     global _pool
@@ -73,6 +100,7 @@ class Staging:
             self.offs.append(n)
             n += (a.nbytes + 4 + 255) // 256 * 256
         n = max(n, 256)
+        self.direct = [is_pinned(a) for a in self.flat]   # sent from where they are
         self.buf = pinned_buffer(slot, n)
         self.dev = cupy.empty(n, np.uint8)
         self.stream = stream
@@ -84,10 +112,11 @@ class Staging:
         a = self.flat[i]
         return self.dev[self.offs[i]:self.offs[i] + a.nbytes].view(dtype)
 
-    def _dma(self, lo, hi, stream):
+    def _dma(self, lo, hi, stream, src=None):
         import cupy
 
-        cupy.cuda.runtime.memcpyAsync(self.dev.data.ptr + lo, self.buf.ctypes.data + lo, hi - lo, 1, stream.ptr)
+        src = self.buf.ctypes.data + lo if src is None else src
+        cupy.cuda.runtime.memcpyAsync(self.dev.data.ptr + lo, src, hi - lo, 1, stream.ptr)
 
     def _piece(self, a, o, lo, hi):
         import cupy
@@ -100,6 +129,10 @@ class Staging:
         """Bytes [lo, hi) of array i (default: all of it) to the device."""
         a, o = self.flat[i], self.offs[i]
         hi = a.nbytes if hi is None else hi
+        if self.direct[i]:   # page-locked already: one DMA, enqueued now
+            if hi > lo:
+                self._dma(o + lo, o + hi, self.stream, a.ctypes.data + lo)
+            return
         for p in range(lo, hi, PIECE):
             q = min(hi, p + PIECE)
             if threaded:
@@ -108,12 +141,21 @@ class Staging:
                 self._piece(a, o, p, q)
 
     def send_span(self, i0: int, i1: int, stream) -> None:
-        """Arrays i0..i1-1 whole, copied by the calling thread, then one DMA on `stream` (many small
-        arrays cost one driver call, and need not wait behind the pieces of the copy threads)."""
-        for i in range(i0, i1):
-            a, o = self.flat[i], self.offs[i]
-            ctypes.memmove(self.buf.ctypes.data + o, a.ctypes.data, a.nbytes)
-        self._dma(self.offs[i0], self.offs[i1 - 1] + self.flat[i1 - 1].nbytes, stream)
+        """Arrays i0..i1-1 whole on `stream`: copied by the calling thread, each run of neighbours in
+        one DMA (many small arrays cost one driver call, and need not wait behind the pieces of the
+        copy threads); a page-locked array in a DMA of its own, from where it is."""
+        run = None   # first array of the current run of staged neighbours
+        for i in range(i0, i1 + 1):
+            if i < i1 and not self.direct[i]:
+                a, o = self.flat[i], self.offs[i]
+                ctypes.memmove(self.buf.ctypes.data + o, a.ctypes.data, a.nbytes)
+                run = i if run is None else run
+                continue
+            if run is not None:
+                self._dma(self.offs[run], self.offs[i - 1] + self.flat[i - 1].nbytes, stream)
+                run = None
+            if i < i1 and self.flat[i].nbytes:
+                self._dma(self.offs[i], self.offs[i] + self.flat[i].nbytes, stream, self.flat[i].ctypes.data)
 
     def ready(self):
         """An event on the stream after every piece sent so far."""
