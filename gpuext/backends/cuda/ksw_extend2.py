@@ -9,8 +9,8 @@ them without the staging copy (`gpuext bwa-replay` reads its dump's sequences st
 
 Work plan of one `run` (short-read jobs are small and many, long-read jobs large and skewed; the host
 does no per-job work: the cheap checks of supports() are the plan kernel's):
-1. the per-job inputs go up as the ExtendJobs holds them, a parameter the same for all jobs as one
-   value, in one DMA (staging.py: one pinned buffer); `ksw_extend2_plan` computes on the device each
+1. the per-job inputs go up as the ExtendJobs holds them: page-locked arrays in DMAs of their own,
+   the others (a parameter the same for all jobs as one value) through a pinned buffer in one DMA; `ksw_extend2_plan` computes on the device each
    job's clamped band w' (ksw.c:434-444), band = min(qlen, 2*w' + 1), its kernel class (the
    smallest ring kernel `ksw_extend2_ring{G}x{C}` - a group of G lanes per job, 32/G jobs per
    warp, the row buffer in registers as a ring of G*C slots - whose ring holds the whole row or
@@ -25,7 +25,8 @@ does no per-job work: the cheap checks of supports() are the plan kernel's):
    landed, one stream per (chunk, class) (classes of larger rings first, larger cell bounds first
    within a class), so no kernel waits behind another's longest job; the grids cover all the
    chunk's jobs and each kernel reads its segment's range on the device;
-3. the results (field-major) and the cells (per job, or their sum) come back through a pinned buffer.
+3. the results (field-major) and the cells (per job, or their sum) come back, a chunk's as soon as its
+   kernels are done, into page-locked memory from CuPy's pool that the returned arrays are views of.
 
 Device buffers (all owned by `run`, from CuPy's memory pool on the current device, valid until the
 results are back on the host): the staged inputs and sequences, the per-job records, launch order,
@@ -234,8 +235,9 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
             chunk_futs.append(seq.futs[f0:])
             chunk_ev.append(copy_st.record() if len(seq.futs) == f0 else None)
         common = (d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, i32(n), d_cells)
-        # the results' host memory (page-locked, from CuPy's pool): the returned arrays are views of it
-        out = np.frombuffer(cupy.cuda.alloc_pinned_memory(n * 32), np.uint8, n * 32)
+        # the results' host memory (page-locked, from CuPy's pool, sized to a power of two so that calls
+        # of similar sizes reuse its blocks): the returned arrays are views of it
+        out = np.frombuffer(cupy.cuda.alloc_pinned_memory(1 << (n * 32 - 1).bit_length()), np.uint8, n * 32)
         out_ptr = out.ctypes.data
         if split:
             seq.ready().synchronize()
@@ -260,17 +262,6 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
                 with st:
                     _launch_ring(fns[c - 1], RING[c - 1][0], nj, (d_order, d_start, i32(base + c * NSIZE)) + common)
                 done[r].append(st)
-        # each chunk's results come back as soon as its ring kernels are done (a stream per chunk).
-        # The events and copies are enqueued after every launch: streams share the GPU's few hardware
-        # queues, and an event record or a copy that waits for the longest job must not hold up a
-        # kernel queued behind it (ONT dump: kernels 50-60 ms instead of 30)
-        for r in reversed(range(nch)):
-            ds = stream(("extend2", "d2h", r))
-            for st in done[r]:
-                ds.wait_event(st.record())
-            used.append(ds)
-            ch = up_order[r]
-            _results_back(out_ptr, d_res, d_cells if job_cells else None, n, int(bounds[ch]), int(bounds[ch + 1]), ds)
         t_h2d = time.perf_counter() - t0
         t_k = time.perf_counter()
         h_hist = cupy.asnumpy(d_hist, stream=main)   # (the plan is long done)
@@ -294,6 +285,18 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
                 sel = np.concatenate([cupy.asnumpy(d_order[a:b]) for a, b in thread_jobs]).astype(np.int64)
                 _run_thread(mod, sub, sel, qlen, budget, (mats, mat_off, mat_m), d_q, d_qoff, d_t,
                             d_toff, d_res, d_cells)
+            done = [d + [st] for d in done]
+        # each chunk's results come back as soon as its kernels are done (a stream per chunk). The
+        # events and copies are enqueued after every launch: streams share the GPU's few hardware
+        # queues, and an event record or a copy that waits for the longest job must not hold up a
+        # kernel queued behind it (ONT dump: kernels 50-60 ms instead of 30)
+        for r in reversed(range(nch)):
+            ds = stream(("extend2", "d2h", r))
+            for st in done[r]:
+                ds.wait_event(st.record())
+            used.append(ds)
+            ch = up_order[r]
+            _results_back(out_ptr, d_res, d_cells if job_cells else None, n, int(bounds[ch]), int(bounds[ch + 1]), ds)
         for s in used:
             s.synchronize()
         stats["t_kernel"] = time.perf_counter() - t_k
@@ -302,8 +305,6 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         for s in [copy_st] + used:   # (after an error too: no kernel may outlive its buffers)
             s.synchronize()
     t_d = time.perf_counter()
-    if thread_jobs:   # the thread kernel's results too: everything once more, after it
-        _results_back(out_ptr, d_res, d_cells if job_cells else None, n, 0, n, main)
     if not job_cells:
         with main:
             total = d_cells.sum()
@@ -313,7 +314,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     cells = out[n * 24:n * 24 + (n * 8 if job_cells else 8)].view(np.int64)
     stats["cells_total"] = int(cells.sum())
     if job_cells:
-        stats["cells"] = cells
+        stats["cells"] = cells.copy()   # (last_stats must not hold the results' memory)
     res = ExtendResults(*h)
     stats["t_h2d"] = t_h2d
     stats["t_d2h"] = time.perf_counter() - t_d

@@ -5,8 +5,8 @@ Used by the launchers (ksw_extd2.py, ksw_extend2.py): `Staging(arrays, stream)` 
 one device buffer (each at a 256-byte aligned offset, followed by at least 4 bytes of slack for the
 kernels' word loads); `send(i, lo, hi)` has the copy threads put bytes [lo, hi) of array i into the
 pinned buffer in pieces, each piece followed at once by its asynchronous DMA on the stream;
-`send_span(i0, i1, stream)` copies arrays i0..i1-1 in the calling thread and sends them with one DMA
-on another stream; `ready()` waits until everything sent so far is enqueued and returns an event on
+`send_span(i0, i1, stream)` copies arrays i0..i1-1 in the calling thread and sends them on another
+stream, each run of neighbours in one DMA; `ready()` waits until everything sent so far is enqueued and returns an event on
 the stream after it. The
 pinned buffer is kept per (device, calling thread, slot) and reused by that thread's next call, so
 `close()` (waiting for every copy) must run before the caller returns. `stream(key)` is a
@@ -58,13 +58,14 @@ def pinned_buffer(slot, n: int) -> np.ndarray:
 
 
 def pinned_empty(n: int, dtype=np.uint8) -> np.ndarray:
-    """A new page-locked host array of n elements (freed with the array and its views); the launchers
-    send it to the device without the staging copy."""
+    """A new page-locked host array of n elements, its own allocation (not CuPy's pinned pool, which
+    keeps freed blocks: given back to the system with the array and its views); the launchers send
+    it to the device without the staging copy."""
     import cupy
 
     dt = np.dtype(dtype)
     nb = max(1, n * dt.itemsize)
-    a = np.frombuffer(cupy.cuda.alloc_pinned_memory(nb), dt, n)
+    a = np.frombuffer(cupy.cuda.PinnedMemoryPointer(cupy.cuda.PinnedMemory(nb), 0), dt, n)
     start = a.ctypes.data
     _regions[start] = start + nb
     weakref.finalize(a, _regions.pop, start, None)
@@ -72,7 +73,9 @@ def pinned_empty(n: int, dtype=np.uint8) -> np.ndarray:
 
 
 def is_pinned(a: np.ndarray) -> bool:
-    """Whether the bytes of a lie in one allocation of pinned_empty."""
+    """Whether a is contiguous and its bytes lie in one allocation of pinned_empty."""
+    if not a.flags.c_contiguous:
+        return False
     lo = a.ctypes.data
     hi = lo + a.nbytes
     return any(s <= lo and hi <= e for s, e in list(_regions.items()))

@@ -175,6 +175,14 @@ class cuda:
     def alloc_pinned_memory(size: int) -> bytearray:
         return bytearray(size)
 
+    class PinnedMemory:
+        def __init__(self, size: int, flags: int = 0):
+            self.buf = bytearray(size)
+
+    @staticmethod
+    def PinnedMemoryPointer(mem, offset: int) -> memoryview:
+        return memoryview(mem.buf)[offset:]
+
     @staticmethod
     def get_current_stream() -> _Stream:
         return _Stream._current[-1] if _Stream._current else _null_stream
