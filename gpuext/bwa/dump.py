@@ -221,8 +221,7 @@ def read_dump(path: str | Path, alloc=None) -> tuple[dict, ExtendJobs, ExtendRes
     per_job = {k: fixed[k] for k in SCALAR_FIELDS + ("read_id", "chain", "seed", "side", "try_")}
     if alloc is not None:   # the arrays the backends send, in the caller's memory
         for k in SCALAR_FIELDS:
-            per_job[k] = alloc(n, np.int32)
-            per_job[k][:] = fixed[k]
+            per_job[k] = _copy(fixed[k], alloc)
         mat_id, qo, to = (_copy(x, alloc) for x in (mat_id, qo, to))
     jobs = ExtendJobs(qseq=qs, qoff=qo, tseq=ts, toff=to, mat_id=mat_id, mats=mats, **per_job)
     res = ExtendResults(*(fixed[k] for k in RESULT_FIELDS))
