@@ -2,7 +2,7 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: scripts/device_check.sh [tests|bench|all|bwa]  (two calls fit the 10-minute limit better;
+#   usage: scripts/device_check.sh [tests|bench|all|bwa|extd2]  (two calls fit the 10-minute limit better;
 #   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
 #   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
@@ -31,6 +31,22 @@ tests() {
   table+=("regression (cuda): $(tail -1 "$OUT/regression_cuda.log")")
 }
 
+# ksw_extd2 on recorded jobs, A/B of a launcher knob: $1 = the variable (e.g. GPUEXT_KSW_FB), then its
+# values ("" = the default); the job sets are recorded first (big_ont needs $T/big_ont.fq.gz)
+bench_extd2() {
+  local var=$1; shift
+  echo "== ksw_extd2 on recorded jobs (GPU incl. transfers vs stock ksw2 on $NT cores), A/B of $var"
+  for row in "big_ont:$T/big_ont.fq.gz" "ecoli_ont:$ONT"; do
+    name=${row%%:*}; reads=${row#*:}
+    [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
+    for v in "$@"; do
+      b=$(env "$var=$v" timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 \
+          | tee "$OUT/bench_${name}_${var}_${v:-default}.log" | grep -E "^GPU|^CPU|speedup|differences" | tr '\n' ' ')
+      echo "$var=${v:-default} $b"; table+=("ksw_extd2 $name $var=${v:-default}: $b")
+    done
+  done
+}
+
 bench() {
   python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
   python3 scripts/simulate_reads.py --profile hifi -n 3000 --seed 7 -o "$T/sim_hifi.fq.gz" "$REF"
@@ -41,17 +57,7 @@ bench() {
         -- -ax "$preset" -t "$NT" -K 50M "$REF" "$reads" 2>&1 | grep -m1 "gpuext::verify" | cut -d' ' -f2-)
     echo "$preset $name: $r"; table+=("e2e $preset $name: $r")
   done
-  echo "== ksw_extd2 on recorded jobs (GPU incl. transfers vs stock ksw2 on $NT cores)"
-  for row in "big_ont:$T/big_ont.fq.gz" "ecoli_ont:$ONT"; do
-    name=${row%%:*}; reads=${row#*:}
-    gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
-    for reg in 0 on; do   # GPUEXT_KSW_REG=0: without the register-ring kernels (A/B); on: the default
-      [ $reg = on ] && r="" || r=$reg
-      b=$(GPUEXT_KSW_REG=$r timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 \
-          | tee "$OUT/bench_${name}_reg$reg.log" | grep -E "^GPU|^CPU|speedup|differences" | tr '\n' ' ')
-      echo "reg=$reg $b"; table+=("ksw_extd2 $name reg=$reg: $b")
-    done
-  done
+  bench_extd2 GPUEXT_KSW_FB 0 ""   # 0: without the full-band kernels (A/B); "": the default
   bench_bwa
 }
 
@@ -81,6 +87,13 @@ case $PHASE in
       | tee "$OUT/kernel_tests_bwa.log" | tail -4
     table+=("GPU tests (ksw_extend2): $(tail -1 "$OUT/kernel_tests_bwa.log")")
     bench_bwa ;;
+  extd2)   # minimap2's ksw_extd2 only: its GPU tests and the A/B benchmark ($EXTD2_AB, default the
+           # full-band kernels off / on)
+    timeout 280 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extd2.py tests/kernel/test_recorded_jobs.py \
+      2>&1 | tee "$OUT/kernel_tests_extd2.log" | tail -4
+    table+=("GPU tests (ksw_extd2): $(tail -1 "$OUT/kernel_tests_extd2.log")")
+    python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
+    bench_extd2 ${EXTD2_AB:-GPUEXT_KSW_FB 0 ""} ;;
   *) tests; bench ;;
 esac
 echo "== summary ($PHASE)"

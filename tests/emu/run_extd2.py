@@ -8,7 +8,8 @@ Started by tests/kernel/test_ksw_extd2_emulated.py in a process of its own, so t
 (tests/emu/fakecupy) replaces the real one here only. Jobs: one batch per preset from random_jobs of
 tests/kernel/test_ksw_extd2.py (the GPU test's generator; its describe_diff reports), plus the
 --edges and --long jobs below. The launcher's knobs come from the environment as on a GPU
-(GPUEXT_KSW_REG, GPUEXT_KSW_REG_SHAPES, GPUEXT_KSW_W1_BLOCKS); --big-share sets its BIG_JOB_SHARE.
+(GPUEXT_KSW_REG, GPUEXT_KSW_REG_SHAPES, GPUEXT_KSW_W1_BLOCKS, GPUEXT_KSW_FB, GPUEXT_KSW_WIDE_LG); --big-share
+sets its BIG_JOB_SHARE.
 --chunked runs a shuffled subset with some sequences cut to length 0 under a memory budget that cuts
 the call into chunks, then in one chunk (as test_chunks_subsets_and_empty_jobs_match_ksw2).
 """
@@ -83,6 +84,8 @@ def main() -> int:
     ap.add_argument("--long", type=int, nargs=2, metavar=("N", "LEN"), help="N more jobs of LEN bp (long_jobs)")
     ap.add_argument("--big-share", type=float, help="the launcher's BIG_JOB_SHARE (0: teams for every wide job)")
     ap.add_argument("--chunked", action="store_true", help="subset, empty sequences, a budget of many chunks")
+    ap.add_argument("--full-band", action="store_true",
+                    help="every job APPROX_MAX (half with REV_CIGAR) with a band covering the matrix")
     ap.add_argument("--expect", default="", help="comma-separated DP kernels (w1_smem, reg8x2_e, ...) that must run")
     a = ap.parse_args()
 
@@ -92,13 +95,13 @@ def main() -> int:
         sys.exit(f"run_extd2.py: got the real CuPy ({cupy.__file__}); put tests/emu/fakecupy first on PYTHONPATH")
     from gpuext.backends import cpu
     from gpuext.backends.cuda import ksw_extd2 as gpu
-    from gpuext.engine.jobs import JobBatch
+    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_REV_CIGAR, JobBatch
     from tests.kernel.test_ksw_extd2 import PRESETS, _with_empty_sequences, describe_diff, random_jobs
 
     if a.big_share is not None:
         gpu.BIG_JOB_SHARE = a.big_share
-    knobs = {k: os.environ[k] for k in ("GPUEXT_KSW_REG", "GPUEXT_KSW_REG_SHAPES", "GPUEXT_KSW_W1_BLOCKS")
-             if k in os.environ}
+    knobs = {k: os.environ[k] for k in ("GPUEXT_KSW_REG", "GPUEXT_KSW_REG_SHAPES", "GPUEXT_KSW_W1_BLOCKS",
+                                        "GPUEXT_KSW_FB", "GPUEXT_KSW_WIDE_LG") if k in os.environ}
     print(f"seed {a.seed}, knobs {knobs or 'default'}")
     problems, seen = [], set()
     for pi, preset in enumerate(a.presets.split(",")):
@@ -108,6 +111,10 @@ def main() -> int:
             b = JobBatch.concat([b, edge_jobs(rng, b, *PRESETS[preset][6:8])])   # its Z-drop and end bonus
         if a.long:
             b = JobBatch.concat([b, long_jobs(rng, b, *a.long)])
+        if a.full_band:   # first-pass gap fills, as ksw_extd2_dp_fb* takes them
+            b.flag = np.where(rng.random(b.n) < 0.5, KSW_EZ_APPROX_MAX, KSW_EZ_APPROX_MAX | KSW_EZ_REV_CIGAR)
+            b.flag = b.flag.astype(np.int32)
+            b.w = np.where(rng.random(b.n) < 0.3, -1, np.maximum(b.qlen(), b.tlen()) - 1).astype(np.int32)
         runs = [(np.arange(b.n), None)]
         if a.chunked:
             b = _with_empty_sequences(rng, b)

@@ -35,9 +35,13 @@ extern char *emu_dyn_shared;
 struct __attribute__((aligned(8))) int2 { int x, y; };
 struct __attribute__((aligned(8))) uint2 { unsigned x, y; };
 struct __attribute__((aligned(16))) int4 { int x, y, z, w; };
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 static inline int2 make_int2(int a, int b) { return int2{a, b}; }
 static inline uint2 make_uint2(unsigned a, unsigned b) { return uint2{a, b}; }
 static inline int4 make_int4(int a, int b, int c, int d) { return int4{a, b, c, d}; }
+static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return uint4{a, b, c, d}; }
+static inline int min(int a, int b) { return a < b ? a : b; }
+static inline int max(int a, int b) { return a > b ? a : b; }
 
 static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
 static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
@@ -125,6 +129,7 @@ static inline int __any_sync(unsigned mask, int p) { return (int)emu_collective(
 static inline void __syncwarp(unsigned mask = 0xffffffffu) { emu_collective(mask, EMU_SYNC, 0, 0, 32); }
 
 void __syncthreads();  // waits for every thread of the block that has not exited
+static inline void __threadfence_block() {}  // fibers switch only in collectives: memory is always in order
 
 // runs grid blocks of block threads of f with `shared` bytes of dynamic shared memory; 0, or 1 after
 // an emulator error (see emu_last_error)

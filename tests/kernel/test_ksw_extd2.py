@@ -225,6 +225,42 @@ def test_warp_teams_match_ksw2(monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_full_band_kernels_match_ksw2(preset, monkeypatch):
+    """APPROX_MAX jobs whose band covers the matrix (first-pass gap fills) run in the clean-DP
+    kernels ksw_extd2_dp_fb<K>: every K, one pass and several (query over 512 bp), N bases, all
+    match ksw2; so do they as big jobs, those of several passes in ksw_extd2_dp_fbt (teams of 4 and
+    16 warps taking the passes in turn); with GPUEXT_KSW_FB=0 none runs there."""
+    from gpuext.backends.cuda import ksw_extd2
+    from gpuext.engine.jobs import KSW_EZ_REV_CIGAR
+
+    monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 1.0)   # none is big (as among a batch's thousands)
+    rng = np.random.default_rng([SEED, 43, list(PRESETS).index(preset)])
+    batch = random_jobs(rng, preset, 1500, max_len=6000)
+    batch.flag = np.where(rng.random(batch.n) < 0.5, KSW_EZ_APPROX_MAX, KSW_EZ_APPROX_MAX | KSW_EZ_REV_CIGAR)
+    batch.flag = batch.flag.astype(np.int32)
+    full = np.maximum(batch.qlen(), batch.tlen())
+    batch.w = np.where(rng.random(batch.n) < 0.3, -1, full - 1 + rng.integers(0, 3, batch.n)).astype(np.int32)
+    ref, got = _run_both(batch)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
+    live = ((batch.qlen() > 0) & (batch.tlen() > 0)).sum()
+    fb = [c for c in ksw_extd2.last_stats["classes"] if c[0] == "fb"]
+    assert {c[1] for c in fb} == set(ksw_extd2.FB_K) and sum(c[2] for c in fb) == live
+    monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)   # every job big: the team kernel
+    got = ksw_extd2.run(batch)
+    teams = {c[1]: c[2] for c in ksw_extd2.last_stats["classes"] if c[0] == "fbt"}
+    assert set(teams) == set(ksw_extd2.FB_TEAMS) and sum(teams.values()) == (batch.qlen()[batch.tlen() > 0] > 512).sum()
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences (teams)\n" + describe_diff(batch, ref, got)
+    monkeypatch.setenv("GPUEXT_KSW_FB", "0")
+    got = ksw_extd2.run(batch)
+    assert ksw_extd2.last_stats["jobs_per_team_size"]["fb"] == 0
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences (GPUEXT_KSW_FB=0)\n" + describe_diff(batch, ref, got)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_register_kernels_match_ksw2(preset, monkeypatch):
     """Jobs whose ring has at most 1024 slots run in the register kernels (every ring size, both
     modes, jobs of different lengths sharing a warp; the default shapes, then the others); with
@@ -233,6 +269,7 @@ def test_register_kernels_match_ksw2(preset, monkeypatch):
 
     rng = np.random.default_rng([SEED, 41, list(PRESETS).index(preset)])
     batch = random_jobs(rng, preset, 2000, max_len=1000, transition=2 if rng.random() < 0.3 else 0)
+    monkeypatch.setenv("GPUEXT_KSW_FB", "0")   # full-band APPROX_MAX jobs too
     monkeypatch.setenv("GPUEXT_KSW_REG", str(ksw_extd2.REG_LG_LIMIT))   # every register kernel shape
     ref, got = _run_both(batch)
     d = ref.diff(got)

@@ -10,7 +10,8 @@ combinations, bands from 0 to the whole matrix, Z-drop, end bonus, N bases), sho
 in most cases jobs that fill each register ring size (run_extd2.py --edges). Cases: a fixed seed and
 a fresh one (printed) with the launcher's defaults and with the register kernels on for every ring
 size (GPUEXT_KSW_REG=10); the same jobs in the other register shapes (GPUEXT_KSW_REG_SHAPES) and with
-the register kernels off (GPUEXT_KSW_REG=0); GENERIC_SC with a transition matrix; tiny jobs and
+the register kernels off (GPUEXT_KSW_REG=0); the full-band kernels, a warp per job and a block
+per (big) job; GENERIC_SC with a transition matrix; tiny jobs and
 bands; warp teams of 4 and 16 (BIG_JOB_SHARE 0); rings in global memory (jobs over 16 kb that Z-drop
 ends early) on 16 warps and on one; the one-warp kernel's other block sizes (GPUEXT_KSW_W1_BLOCKS); a
 subset with empty sequences cut into many chunks. Each case also names the DP kernels that must have
@@ -31,10 +32,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FRESH = int(time.time_ns() % 2**31)
-REG_ALL = {"GPUEXT_KSW_REG": "10"}   # REG_LG_LIMIT: rings of up to 2**10 slots in registers
+# REG_LG_LIMIT: rings of up to 2**10 slots in registers; the full-band kernels off, so that the
+# register kernels get the APPROX_MAX jobs whose band covers the matrix too
+REG_ALL = {"GPUEXT_KSW_REG": "10", "GPUEXT_KSW_FB": "0"}
 # --big-share 1: no job is big, as in the thousands of jobs of a GPU batch (in a few dozen, every wide
 # one is), so that every ring of up to 2**10 slots goes to the register kernels
 REG_JOBS = ["--jobs", "30", "--max-len", "1000", "--edges", "--big-share", "1"]
+
+
+def _reg_e(*shapes) -> str:
+    """The register kernels of these shapes (G, K), exact mode (the full-band kernels may take every
+    APPROX_MAX job of a default run)."""
+    return ",".join(f"reg{G}x{K}_e" for G, K in shapes)
 
 
 def _reg(*shapes) -> str:
@@ -45,7 +54,7 @@ def _reg(*shapes) -> str:
 # name: (driver arguments, the launcher's knobs in the environment)
 CASES = {
     **{f"default-{tag}": (["--jobs", "30", "--max-len", "1200", "--edges", "--seed", str(seed),
-                           "--expect", "w1_smem,w4_smem," + _reg((8, 2), (8, 4), (8, 8))], {})
+                           "--expect", "w1_smem,w4_smem,fb4,fb8," + _reg_e((8, 2), (8, 4), (8, 8))], {})
        for tag, seed in (("11", 11), ("fresh", FRESH))},
     **{f"reg-all-{tag}": ([*REG_JOBS, "--seed", str(seed), "--expect",
                            _reg((8, 2), (8, 4), (8, 8), (16, 8), (32, 8))], REG_ALL)
@@ -54,6 +63,10 @@ CASES = {
                          {**REG_ALL, "GPUEXT_KSW_REG_SHAPES": "8:16x4,9:32x4"}),
     "reg-off": ([*REG_JOBS, "--seed", "23", "--expect", "w1_smem_b4"],
                 {"GPUEXT_KSW_REG": "0", "GPUEXT_KSW_W1_BLOCKS": "4"}),
+    "full-band": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed", "29",
+                   "--expect", "fb4,fb8,fb16"], {}),
+    "full-band-team": (["--presets", "map-ont,sr", "--jobs", "30", "--max-len", "3000", "--full-band", "--big-share",
+                        "0", "--seed", "31", "--expect", "fb4,fbt"], {}),
     "generic-sc": (["--presets", "map-ont,sr", "--transition", "2", "--jobs", "40", "--edges", "--seed", "13",
                     "--expect", "w1_smem_b2"], {"GPUEXT_KSW_W1_BLOCKS": "2"}),
     "tiny": (["--jobs", "400", "--max-len", "40", "--seed", "17"], {}),

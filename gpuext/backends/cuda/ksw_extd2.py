@@ -52,8 +52,14 @@ W1_BLOCKS_PER_SM = 3        # blocks of the one-warp kernel per SM (its __launch
 RING_BYTES_PER_SLOT = 14    # u y y2 s, x v x2 twice (int8), H (int32)
 GMEM_WARPS_PER_BLOCK = 4
 BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 4 or 16 warps
+WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more gets 4 ($GPUEXT_KSW_WIDE_LG, 0: off)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
-KSW_NCLS = 41              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, + jobs not run
+KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
+FB_K = (4, 8, 16)          # query columns per lane; classes KSW_FB_CLS + 3, 4: ksw_extd2_dp_fbt (big jobs, K = 16)
+FB_THREADS = 128           # threads per block of ksw_extd2_dp_fb<K> (a warp per job)
+FB_TEAMS = (4, 16)         # warps of ksw_extd2_dp_fbt (a block per job) in classes KSW_FB_CLS + 3, 4
+KSW_NCLS = 46              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 5 full-band,
+                           # + jobs not run
 # register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
 # smallest G that fits with K <= 8 (fewest lanes idle, the per-anti-diagonal work shared by 32/G
 # jobs); $GPUEXT_KSW_REG_SHAPES overrides entries (e.g. "8:16x4,9:32x4") for timing
@@ -168,6 +174,13 @@ def _reg_lg() -> int:
     return 0 if lg <= 0 else min(max(lg, 6), REG_LG_LIMIT)
 
 
+def _fb_on(q: int, e: int, q2: int, e2: int) -> bool:
+    """Whether full-band APPROX_MAX jobs take the clean-DP kernels: $GPUEXT_KSW_FB (0: off, for A/B
+    timing), and only where ksw2's in-band int8 values cannot wrap, (q+e)+(q2+e2) <= 127 (spec §1.6;
+    minimap2's mm_check_opt enforces it)."""
+    return os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and (q + e) + (q2 + e2) <= 127
+
+
 def _reg_shapes() -> dict:
     """REG_SHAPES with the entries of $GPUEXT_KSW_REG_SHAPES ("lg:GxK,...") in place."""
     shapes = dict(REG_SHAPES)
@@ -182,7 +195,11 @@ def _reg_shapes() -> dict:
 
 def _class_key(c: int) -> tuple:
     """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
-    register class ("reg", ring lg, exact)."""
+    register class ("reg", ring lg, exact); for a full-band class ("fb", K) or ("fbt", warps)."""
+    if c >= KSW_FB_CLS + 3:
+        return "fbt", FB_TEAMS[c - KSW_FB_CLS - 3]
+    if c >= KSW_FB_CLS:
+        return "fb", FB_K[c - KSW_FB_CLS]
     if c >= KSW_REG_CLS:
         return "reg", 6 + (c - KSW_REG_CLS) // 2, (c - KSW_REG_CLS) % 2 == 1
     return (16, 4, 1)[c // 10], (SMEM_MAX_LG - c % 10 if c % 10 < 9 else -1)
@@ -190,6 +207,17 @@ def _class_key(c: int) -> tuple:
 
 def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
     return f"ksw_extd2_dp_reg{G}x{K}_{'e' if exact else 'a'}"
+
+
+def _to_host(d, st) -> np.ndarray:
+    """The device array d copied on stream st into page-locked memory from CuPy's pinned pool (a
+    pageable read-back runs at a fraction of the bus speed); returns once it is there. The caller's
+    results are views of it, which keep the block."""
+    import cupy
+
+    h = np.frombuffer(cupy.cuda.alloc_pinned_memory(max(d.nbytes, 1)), d.dtype, d.size).reshape(d.shape)
+    d.get(stream=st, out=h)
+    return h
 
 
 def _result(m: int, h: np.ndarray | None, coff, cigar) -> ResultBatch:
@@ -232,6 +260,10 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
     k_plan, k_class, k_off = (mod.get_function(f"ksw_extd2_{x}") for x in ("plan", "class", "offsets"))
     k_tb = mod.get_function("ksw_extd2_tb")
+    fb = _fb_on(q, e, q2, e2)
+    # $GPUEXT_KSW_SERIAL=1: every class on the main stream, one after another, so that last_stats
+    # has each class's time alone (a diagnostic: the classes normally run side by side)
+    serial = os.environ.get("GPUEXT_KSW_SERIAL", "") == "1"
     k_pack = mod.get_function("ksw_extd2_pack")
     i32, i64 = np.int32, np.int64
     main, up = stream("main"), stream("upload")
@@ -260,7 +292,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
                                   d_sz, d_res, d_tot))
             k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
-                                   d_key))
+                                   i32(fb), i32(os.environ.get("GPUEXT_KSW_WIDE_LG", WIDE_LG)), d_key))
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
@@ -318,7 +350,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 cnt = summ[:KSW_NCLS - 1]
                 cum = summ[KSW_NCLS:KSW_NCLS + 4]
                 sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
-                for nw in (1, 4, 16, "reg"):
+                for nw in (1, 4, 16, "reg", "fb", "fbt"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):
                     stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
@@ -340,6 +372,12 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         fn = mod.get_function(_reg_kernel_name(*shapes[L], key[2]))
                         tpb, shm = REG_THREADS, 0
                         jobs_per_block = REG_THREADS // shapes[L][0]
+                    elif nw == "fb":   # a warp per job, L = K columns per lane
+                        fn = mod.get_function(f"ksw_extd2_dp_fb{L}")
+                        tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32
+                    elif nw == "fbt":   # a block of L warps per job
+                        fn = mod.get_function("ksw_extd2_dp_fbt")
+                        tpb, shm, jobs_per_block = 32 * L, 0, 1
                     else:
                         fn = k_dp[(nw, smem)]
                         if nw > 1:   # one job per block
@@ -355,20 +393,21 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     n = int(cnt[c])
                     d_sel = lst32[off:off + n]
                     off += n
-                    st = stream(key)
+                    st = main if serial else stream(key)
                     st.wait_event(ev_in)
+                    args = (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
+                            d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
+                            d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m))
+                    fused = nw in ("fb", "fbt")   # these kernels backtrack their jobs themselves
                     with st:
                         ev_a = st.record()
                         fn(((n + jobs_per_block - 1) // jobs_per_block,), (tpb,),
-                           (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
-                            d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
-                            d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m)),
-                           shared_mem=shm)
+                           args + ((d_eb, d_cigoff, d_cig, d_ncig) if fused else ()), shared_mem=shm)
                         ev_b = st.record()
-                        # the backtrack of this class right away: it overlaps the other classes' DP
-                        k_tb(((n + 3) // 4,), (128,),
-                             (d_sel, i32(n), d_qlen, d_tlen, d_w, d_eb, d_flag, d_diroff, d_dir, d_doffoff,
-                              d_doff, d_cigoff, d_cig, d_ncig, d_res, i32(m)))
+                        if not fused:   # the backtrack of this class right away: it overlaps the others' DP
+                            k_tb(((n + 3) // 4,), (128,),
+                                 (d_sel, i32(n), d_qlen, d_tlen, d_w, d_eb, d_flag, d_diroff, d_dir, d_doffoff,
+                                  d_doff, d_cigoff, d_cig, d_ncig, d_res, i32(m)))
                         ev_c = st.record()
                         main.wait_event(ev_c)
                     ev.append((ev_a, ev_b, ev_c, key, n))
@@ -382,12 +421,12 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     k_pack(((off + 127) // 128,), (128,),
                            (lst32, i32(off), d_flag, d_cigoff, d_cig, d_ncig, d_out_off, d_out))
                     if last:   # the result fields and the CIGAR lengths in one read-back
-                        h_all = cupy.asnumpy(d_res, stream=main)
+                        h_all = _to_host(d_res, main)
                         h_ncig = h_all[10]
                     else:
-                        h_ncig = cupy.asnumpy(d_ncig, stream=main)
+                        h_ncig = _to_host(d_ncig, main)
                     total = int(h_ncig.sum(dtype=i64))
-                    h_out = cupy.asnumpy(d_out[:total], stream=main)
+                    h_out = _to_host(d_out[:total], main)
                 stats["t_wait"] = stats.get("t_wait", 0.0) + time.perf_counter() - t_launched
                 stats["t_dp"] += max(cupy.cuda.get_elapsed_time(ev_in, x[1]) for x in ev) / 1e3
                 stats["t_tb"] += max(cupy.cuda.get_elapsed_time(x[1], x[2]) for x in ev) / 1e3

@@ -13,6 +13,7 @@
 // Kernels (all launched by gpuext/backends/cuda/ksw_extd2.py):
 //   ksw_extd2_dp_w*_*   1, 4 or 16 warps per job; state ring in shared (smem) or global (gmem) memory
 //   ksw_extd2_dp_reg*   8, 16 or 32 lanes per job; state ring (up to 1024 slots) in registers
+//   ksw_extd2_dp_fb*    full-band APPROX_MAX jobs: a clean DP (no ring), then their backtrack
 //   ksw_extd2_tb        one warp per job: start cell choice and ksw_backtrack
 //   ksw_extd2_pack      one thread per job: CIGAR copy, reversed unless KSW_EZ_REV_CIGAR
 //   ksw_extd2_plan, ksw_extd2_class, ksw_extd2_offsets
@@ -205,14 +206,16 @@ __device__ __forceinline__ int score_plain(const ku8* __restrict__ T, const ku8*
 // The DP kernels' scalar set-up of ksw_extd2_sse, lines 78-105 (q_,e_,q2_,e2_ arrive swapped; they
 // are int8_t in ksw2), and the state of ksw_reset_extz plus the walk's bookkeeping; a macro, so that
 // both kernels declare the same locals (a struct changed the register allocation of w1_smem_b4).
-#define KSW_SETUP_AND_RESET                                                                                    \
+#define KSW_SETUP                                                                                              \
 	const int q = (signed char)q_, e = (signed char)e_, q2 = (signed char)q2_, e2 = (signed char)e2_;         \
 	const int qe = q + e, qe2 = q2 + e2;                                                                        \
 	const int sc_mch = mat[0], sc_mis = mat[1];                                                                 \
 	const int sc_N = mat[24] == 0 ? -e2 : mat[24]; /* line 87, m = 5 */                                         \
 	int long_thres = e != e2 ? (q2 - q) / (e - e2) - 1 : 0;                                                     \
 	if (q2 + e2 + long_thres * e2 > q + e + long_thres * e) ++long_thres;                                       \
-	const int long_diff = long_thres * (e - e2) - (q2 - q) - e2;                                                \
+	const int long_diff = long_thres * (e - e2) - (q2 - q) - e2
+#define KSW_SETUP_AND_RESET                                                                                    \
+	KSW_SETUP;                                                                                                  \
 	const ku32 Q4 = rep4(q), Q24 = rep4(q2), QE4 = rep4(qe), QE24 = rep4(qe2), MCH4 = rep4(sc_mch);             \
 	const ku32 FILL1 = rep4(-qe), FILL2 = rep4(-qe2), MIS4 = rep4(sc_mis), SCN4 = rep4(sc_N);                   \
 	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;       \
@@ -747,9 +750,195 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 #endif
 KSW_REG_LIST
 
+// ---- full-band APPROX_MAX jobs: a clean DP ---------------------------------------------------
+// When the band covers the matrix (w >= max(qlen, tlen) - 1) no in-band cell reads a padding slot
+// (spec §1.8, consequences; §1.16: a clean DP with ksw2's tie rules is then bit-exact), and with
+// APPROX_MAX alone the DP's only output is score = H(tlen-1, qlen-1) (§1.12): max, max_t/q, mqe,
+// mte and zdropped keep ksw_reset_extz's values, which ksw_extd2_plan wrote. These jobs, the
+// first-pass gap fills (about 80% of a long-read run's cells), therefore take a plain Gotoh DP in
+// absolute int32 scores, i = target index, j = query index:
+//   E(i,j) = max(H(i-1,j) - q, E(i-1,j)) - e,   E(0,j) = H(-1,j) - (q+e)      (E2: q2, e2)
+//   F(i,j) = max(H(i,j-1) - q, F(i,j-1)) - e,   F(i,0) = H(i,-1) - (q+e)      (F2: q2, e2)
+//   H(i,j) = min(max(H(i-1,j-1) + s, E, F, E2, F2), H(i-1,j-1) + mat[0])
+// with H(-1,-1) = 0 and the boundary H(-1,n) = H(n,-1) = boundary_diff(0..n) summed (§1.7). The
+// direction byte is ksw2's (§1.10, left ties): the winner of strict compares in the order
+// diagonal, E, F, E2, F2 before the clamp, and the continuation bits E > H-q, F > H-q, E2 > H-q2,
+// F2 > H-q2 (0x08..0x40).
+//
+// Mapping: a warp per job walks the query in passes of 32*K columns. Lane L owns the K columns
+// from j0 = 32*K*p + K*L and at step s computes row i = s - L (a wavefront skewed by a row per
+// lane) from its own previous row (registers) and lane L-1's last column of the previous step,
+// moved by three shuffles: H(i, j0-1), F(i, j0), F2(i, j0). Lane 0 takes them from the boundary on
+// pass 0, else from the previous pass's lane 31 through a buffer of 16 bytes per row (the job's
+// ring arena). Direction bytes: per pass and step the la active lanes' K bytes side by side (one
+// coalesced store), at fb_addr below; the backtrack reads them there.
+
+// H(-1, n) = H(n, -1): boundary_diff(0..n) summed, in closed form (0 for n < 0)
+__device__ __forceinline__ int boundary_h(int n, int qe, int e, int e2, int long_thres, int long_diff)
+{
+	if (n < 0) return 0;
+	int n1 = long_thres - 1 < n ? long_thres - 1 : n;  // r in [1, n] with r < long_thres: -e each
+	if (n1 < 0) n1 = 0;
+	const int neq = long_thres >= 1 && long_thres <= n;  // r == long_thres: long_diff
+	return -qe - e * n1 + (neq ? long_diff : 0) - e2 * (n - n1 - neq);
+}
+
+// byte offset of cell (i, j)'s direction in a full-band job's layout (lanes of K columns)
+__device__ __forceinline__ ki64 fb_addr(int i, int j, int qlen, int tlen, int K)
+{
+	const int ks = __ffs(K) - 1, ws = ks + 5;  // K and W = 32 * K are powers of two
+	const int p = j >> ws, npass = (qlen + (1 << ws) - 1) >> ws, jj = j - (p << ws), L = jj >> ks;
+	const int la = p < npass - 1 ? 32 : (qlen - (p << ws) + K - 1) >> ks;
+	return (((ki64)p * (tlen + 31) * 32 + (ki64)(i + L) * la + L) << ks) + (jj - (L << ks));
+}
+
+template <int K>
+__device__ __forceinline__ void fb_store(ku8* p, const ku32 (&dw)[K / 4])
+{
+	if (K == 4) *(ku32*)p = dw[0];
+	else if (K == 8) *(uint2*)p = make_uint2(dw[0], dw[K > 4 ? 1 : 0]);
+	else *(uint4*)p = make_uint4(dw[0], dw[K > 4 ? 1 : 0], dw[K > 8 ? 2 : 0], dw[K > 8 ? 3 : 0]);
+}
+
+__device__ __forceinline__ void tb_job(int jid, int lane, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
+									   const int* __restrict__ wv, const int* __restrict__ ebv, const int* __restrict__ flv,
+									   const ki64* __restrict__ dir_off, const ku8* __restrict__ dir,
+									   const ki64* __restrict__ doff_off, const ku32* __restrict__ doff,
+									   const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
+									   int* __restrict__ res, int n_res, int fbk);
+
+// the DP of a full-band job, then its backtrack (tb_job) by the same warp (TEAM: warp 0) while the
+// direction bytes are still in L2
+template <int K, bool TEAM>
+__device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
+									  const ki64* __restrict__ qst, const int* __restrict__ qlenv,
+									  const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
+									  const int* __restrict__ tlenv, const int* __restrict__ wv,
+									  const int* __restrict__ flv, const ki64* __restrict__ dir_off, ku8* dir,
+									  const ki64* __restrict__ ring_off, ku8* ring_arena,
+									  const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
+									  int* __restrict__ res, int n_res, const int* __restrict__ ebv,
+									  const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig)
+{
+	__shared__ int done[32];  // TEAM: rows of pass buffer each warp has written, over all its passes
+	const int lane = threadIdx.x & 31, NW = TEAM ? blockDim.x >> 5 : 1, wid = TEAM ? threadIdx.x >> 5 : 0;
+	const int k = TEAM ? blockIdx.x : (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	if (TEAM) {
+		if (lane == 0) done[wid] = 0;
+		__syncthreads();
+	}
+	if (k >= n_list) return;  // warp-uniform (TEAM: block-uniform)
+	const int jid = jlist[k];
+	const int qlen = qlenv[jid], tlen = tlenv[jid];
+	const ku8* __restrict__ Q = qseq + qst[jid];
+	const ku8* __restrict__ T = tseq + tst[jid];
+	ku8* __restrict__ P = dir + dir_off[jid];
+	int* __restrict__ bufs = (int*)(ring_arena + ring_off[jid]);  // NW buffers of tlen rows x 4 ints
+	KSW_SETUP;
+	constexpr int W = 32 * K;
+	const int npass = (qlen + W - 1) / W;
+	const ki64 S = tlen + 31;
+	for (int p = wid; p < npass; p += NW) {
+		const int j0 = p * W + K * lane;
+		const int la = p < npass - 1 ? 32 : (qlen - p * W + K - 1) / K;
+		const bool live = lane < la, last = p == npass - 1;
+		// the previous pass's buffer (written by warp wp as its lp-th pass) and this pass's
+		volatile int* __restrict__ bin = (volatile int*)bufs + (ki64)((p + NW - 1) % NW) * tlen * 4;
+		int* __restrict__ bout = bufs + (ki64)(p % NW) * tlen * 4;
+		const int wp = (p + NW - 1) % NW, base_in = (p - 1) / NW * tlen, base_out = p / NW * tlen;
+		int avail = TEAM && p > 0 ? 0 : tlen;  // rows of the previous pass known to be written
+		int Hup[K], Ee[K], Ee2[K], qb[K];  // H(i-1, j), E(i, j), E2(i, j), query base of column j
+#pragma unroll
+		for (int c = 0; c < K; ++c) {
+			const int j = j0 + c;
+			Hup[c] = boundary_h(j, qe, e, e2, long_thres, long_diff);
+			Ee[c] = Hup[c] - qe, Ee2[c] = Hup[c] - qe2;
+			qb[c] = j < qlen ? Q[j] : 0;
+		}
+		int hdiag = boundary_h(j0 - 1, qe, e, e2, long_thres, long_diff);  // H(i-1, j0-1), row i = 0
+		int oh = 0, of = 0, of2 = 0;  // this lane's outputs of the previous step
+		ku8* __restrict__ Pp = P + (ki64)p * S * W + (ki64)lane * K;
+		for (int s = 0; s < tlen + la - 1; ++s) {
+			const int i = s - lane;
+			if (TEAM && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
+				int got;
+				do got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&done[wp], 0) - base_in;
+				while (got <= s);
+				avail = got;
+				__threadfence_block();
+			}
+			int hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1);
+			int fl = __shfl_up_sync(KSW_FULL_MASK, of, 1), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1);
+			if (!live || i < 0 || i >= tlen) continue;
+			if (lane == 0) {
+				if (p == 0) hl = boundary_h(i, qe, e, e2, long_thres, long_diff), fl = hl - qe, f2l = hl - qe2;
+				else hl = bin[4 * i], fl = bin[4 * i + 1], f2l = bin[4 * i + 2];
+			}
+			const int tb = T[i];
+			int hd = hdiag, F = fl, F2 = f2l;
+			ku32 dw[K / 4];
+#pragma unroll
+			for (int c = 0; c < K; ++c) {
+				const int sc = ((tb | qb[c]) & 4) ? sc_N : tb == qb[c] ? sc_mch : sc_mis;
+				const int E = Ee[c], E2 = Ee2[c];
+				int z = hd + sc, d = 0;
+				if (E > z) z = E, d = 1;
+				if (F > z) z = F, d = 2;
+				if (E2 > z) z = E2, d = 3;
+				if (F2 > z) z = F2, d = 4;
+				z = min(z, hd + sc_mch);
+				const int hq = z - q, hq2 = z - q2;
+				d |= (E > hq) << 3 | (F > hq) << 4 | (E2 > hq2) << 5 | (F2 > hq2) << 6;
+				Ee[c] = max(E, hq) - e, Ee2[c] = max(E2, hq2) - e2;
+				F = max(F, hq) - e, F2 = max(F2, hq2) - e2;
+				hd = Hup[c], Hup[c] = z;
+				if ((c & 3) == 0) dw[c >> 2] = (ku32)d;
+				else dw[c >> 2] |= (ku32)d << (8 * (c & 3));
+			}
+			fb_store<K>(Pp + (ki64)s * la * K, dw);
+			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
+			if (!last && lane == 31) {
+				*(int4*)(bout + 4 * i) = make_int4(oh, of, of2, 0);
+				if (TEAM) {
+					__threadfence_block();
+					*(volatile int*)&done[wid] = base_out + i + 1;
+				}
+			}
+			if (last && i == tlen - 1 && qlen - 1 >= j0 && qlen - 1 < j0 + K) {
+#pragma unroll
+				for (int c = 0; c < K; ++c)
+					if (j0 + c == qlen - 1) res[RF_SCORE * n_res + jid] = Hup[c];
+			}
+		}
+		__syncwarp();  // the buffer rows of this pass, for the next pass's lane 0 (one warp)
+	}
+	if (TEAM) __syncthreads();  // every pass's direction bytes and the score, for the backtrack
+	if (wid == 0)
+		tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res, n_res, K);
+}
+
+// ksw_extd2_dp_fb<K>: full-band APPROX_MAX jobs, a warp per job, K columns per lane;
+// ksw_extd2_dp_fbt (K = 16): one job per block of NW warps, which take the passes in turn (warp w passes w, w+NW,
+// ...), lane 0 of a pass waiting on the shared row count of the previous pass's warp. Both end
+// with the job's backtrack (no ksw_extd2_tb launch). Parameters: the other DP kernels' (smem_lg,
+// doff, ring_lgv are not used; the ring arena holds the pass buffers: one, or one per warp, of 16
+// bytes per row), then the backtrack's end_bonus, CIGAR offsets, CIGAR arena and lengths.
+#define KSW_FB_PARAMS                                                                                   \
+	KSW_DP_PARAMS, const int *__restrict__ ebv, const ki64 *__restrict__ cig_off, ku32 *cig, int *__restrict__ ncig
+#define KSW_FB_ARGS                                                                                     \
+	jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, flv, dir_off, dir, ring_off, ring_arena, mat, q, e, q2, \
+		e2, res, n_res, ebv, cig_off, cig, ncig
+#define KSW_DP_FB(K)                                                                                    \
+	extern "C" __global__ void __launch_bounds__(128) ksw_extd2_dp_fb##K(KSW_FB_PARAMS) { dp_fb<K, false>(KSW_FB_ARGS); }
+KSW_DP_FB(4)
+KSW_DP_FB(8)
+KSW_DP_FB(16)
+extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_fbt(KSW_FB_PARAMS) { dp_fb<16, true>(KSW_FB_ARGS); }
+
 // ---- backtrack -------------------------------------------------------------------------------
 // Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0),
-// one warp per job. The walk is a chain of dependent loads (the anti-diagonal offset, then the
+// one warp per job (tb_job: fbk > 0 for the jobs of ksw_extd2_dp_fb*, directions at fb_addr).
+// The walk is a chain of dependent loads (the anti-diagonal offset, then the
 // direction byte), so the warp loads a window of up to 32 cells ahead of the current one in
 // parallel (the diagonal band |di - dj| <= 1 after a match, a straight line after a gap) and every
 // lane walks it redundantly through __shfl_sync until the path leaves it; then the next window.
@@ -772,16 +961,14 @@ __device__ __forceinline__ int tb_lane(int mode, int di, int dj)
 	return l < 32 ? l : 32;
 }
 
-extern "C" __global__ void __launch_bounds__(128) ksw_extd2_tb(
-	const int* __restrict__ jlist, int n_list, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
+// the backtrack of job jid by the calling warp (lane: its lane)
+__device__ __forceinline__ void tb_job(
+	int jid, int lane, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
 	const int* __restrict__ wv, const int* __restrict__ ebv, const int* __restrict__ flv,
 	const ki64* __restrict__ dir_off, const ku8* __restrict__ dir, const ki64* __restrict__ doff_off,
 	const ku32* __restrict__ doff, const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
-	int* __restrict__ res, int n_res)
+	int* __restrict__ res, int n_res, int fbk)
 {
-	const int k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
-	if (k >= n_list) return;  // warp-uniform
-	const int jid = jlist[k];
 	const int qlen = qlenv[jid], tlen = tlenv[jid], w = full_w(wv[jid], qlen, tlen), flag = flv[jid];
 	int n = 0;
 	if (flag & KSW_EZ_SCORE_ONLY) { if (lane == 0) ncig[jid] = 0; return; }
@@ -798,7 +985,7 @@ extern "C" __global__ void __launch_bounds__(128) ksw_extd2_tb(
 	else go = false, i = j = -1;
 	if (go) {
 		const ku8* __restrict__ P = dir + dir_off[jid];
-		const ku32* __restrict__ DO = doff + doff_off[jid];
+		const ku32* __restrict__ DO = fbk ? doff : doff + doff_off[jid];
 		ku32* __restrict__ C = cig + cig_off[jid];
 		ku32 cur = 0;  // the last op, len << 4 | op, not yet written (0: none)
 		int state = 0;
@@ -815,7 +1002,9 @@ extern "C" __global__ void __launch_bounds__(128) ksw_extd2_tb(
 				else a = 0, b = lane;
 				const int ci = i - a, cj = j - b;
 				val = 0;
-				if (ci >= 0 && cj >= 0) {
+				if (ci >= 0 && cj >= 0 && fbk) {  // a full-band job (dp_fb): no cell is forced
+					val = P[fb_addr(ci, cj, qlen, tlen, fbk)];
+				} else if (ci >= 0 && cj >= 0) {
 					const int rr = ci + cj;
 					const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;
 					int force = 0;
@@ -856,6 +1045,18 @@ extern "C" __global__ void __launch_bounds__(128) ksw_extd2_tb(
 	if (lane == 0) ncig[jid] = n;
 }
 
+extern "C" __global__ void __launch_bounds__(128) ksw_extd2_tb(
+	const int* __restrict__ jlist, int n_list, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
+	const int* __restrict__ wv, const int* __restrict__ ebv, const int* __restrict__ flv,
+	const ki64* __restrict__ dir_off, const ku8* __restrict__ dir, const ki64* __restrict__ doff_off,
+	const ku32* __restrict__ doff, const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
+	int* __restrict__ res, int n_res)
+{
+	const int k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+	if (k >= n_list) return;  // warp-uniform
+	tb_job(jlist[k], lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, doff_off, doff, cig_off, cig, ncig, res, n_res, 0);
+}
+
 // CIGARs into one array in job order: out[out_off[jid] ...] for each job jid of jlist
 extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_list, const int* __restrict__ flv,
 										  const ki64* __restrict__ cig_off, const ku32* __restrict__ cig,
@@ -888,8 +1089,9 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 //             the sizes are in bytes, uint32 words, uint32 words and bytes)
 #define KSW_SMEM_MAX_LG 14
 #define KSW_REG_CLS 30  // first class of the register kernels
-#define KSW_NCLS 41  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
-                    // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), + dead jobs
+#define KSW_FB_CLS 40   // first class of the full-band kernels (K = 4, 8, 16, then teams of 4 and 16 warps)
+#define KSW_NCLS 46  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
+                    // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels, + dead jobs
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
 {  // cells with col - row > w in an a-row x b-column matrix
@@ -961,17 +1163,24 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 }
 
 // ksw_extd2_class: launch class and sort key of each job. A job with more than big_share of the
-// call's cells is on the critical path and gets 4 or 16 warps when its band is wide enough; the
-// rest get one warp. One-warp jobs with a ring below 2^lfloor slots run in rings of 2^lfloor
+// call's cells is on the critical path and gets 4 or 16 warps when its band is wide enough, so
+// does (4 warps) one with a ring of 2^wide_lg slots or more in shared memory; the rest get one
+// warp. One-warp jobs with a ring below 2^lfloor slots run in rings of 2^lfloor
 // (the ring size of a block of 8 such warps; a larger ring only moves the slots, not the values).
 // class = 10 * (0, 1, 2 for 16, 4, 1 warps) + (14 - ring lg, or 9 for a ring in global memory);
 // one-warp jobs with a ring of at most 2^reg_lg slots (reg_lg <= 10; 0: none) instead take the
 // register kernels: class KSW_REG_CLS + 2 * (ring lg - 6) + (1 exact, 0 APPROX_MAX);
-// KSW_NCLS - 1 for jobs that do not run. key: the class, then the band cells, largest first.
-extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, const ki64* __restrict__ sz, int* __restrict__ o32,
-																  const unsigned long long* __restrict__ tot,
-																  double big_share, int lfloor, int reg_lg,
-																  ki64* __restrict__ key)
+// With fb on, a job whose band covers the matrix and whose flags are APPROX_MAX (and REV_CIGAR)
+// takes ksw_extd2_dp_fb<K> instead, K = 4, 8 or 16 columns per lane as qlen needs (class
+// KSW_FB_CLS + 0, 1, 2), or ksw_extd2_dp_fbt (K = 16) on a team of 4 or 16 warps when it is big and
+// takes 2-7 passes or more (+ 3, + 4); its sizes become that
+// kernel's (direction layout of fb_addr, no anti-diagonal offsets, pass buffers of 16 bytes per
+// row in the ring arena when it takes several passes) and tot[2] follows. KSW_NCLS - 1 for jobs
+// that do not run. key: the class, then the band cells, largest first.
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* __restrict__ sz, int* __restrict__ o32,
+																  unsigned long long* __restrict__ tot,
+																  double big_share, int lfloor, int reg_lg, int fb,
+																  int wide_lg, ki64* __restrict__ key)
 {
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
 	if (k >= m) return;
@@ -981,10 +1190,27 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, const k
 		const int lg = o32[6 * m + k], width = o32[7 * m + k];
 		const bool big = (double)cells > big_share * (double)tot[0];
 		const int steps = (width + 127) / 128;
-		const int team = big && steps >= 24 ? 16 : big && steps >= 6 ? 4 : 1;
+		// a job that is not big but whose ring (in shared memory) has 2^wide_lg slots or more, a
+		// band-limited extension, also gets 4 warps unless the register kernels take it: a single
+		// warp's steps per anti-diagonal made such jobs the critical path of a batch
+		const bool wide = wide_lg > 0 && lg >= wide_lg && lg <= KSW_SMEM_MAX_LG && !(lg <= reg_lg && lg <= 10);
+		const int team = big && steps >= 24 ? 16 : (big || wide) && steps >= 6 ? 4 : 1;
 		const bool smem = lg <= KSW_SMEM_MAX_LG;
 		const int L = team == 1 && smem && lg < lfloor ? lfloor : lg;
-		if (team == 1 && lg <= reg_lg && lg <= 10)
+		const int ql = o32[0 * m + k], tl = o32[1 * m + k], w = o32[2 * m + k], fl = o32[5 * m + k];
+		if (fb && (w < 0 || w >= (ql > tl ? ql : tl) - 1) && (fl & ~KSW_EZ_REV_CIGAR) == KSW_EZ_APPROX_MAX) {
+			const int K = ql > 256 ? 16 : ql > 128 ? 8 : 4, W = 32 * K, npass = (ql + W - 1) / W;
+			// a big job of several passes: a team of 4 warps, or 16 from 8 passes on
+			const int nw = big && npass > 1 ? (npass >= 8 ? 16 : 4) : 1;
+			const ki64 lanes = (ki64)(npass - 1) * 32 + (ql - (npass - 1) * W + K - 1) / K;
+			const ki64 db = (lanes * (tl + 31) * K + 15) / 16 * 16;
+			const ki64 ring = npass > 1 ? 16 * (ki64)tl * nw : 0;
+			const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
+			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
+			sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
+			sz[4 * (ki64)m + k] = ring;
+			cls = KSW_FB_CLS + (nw == 16 ? 4 : nw == 4 ? 3 : K == 4 ? 0 : K == 8 ? 1 : 2);
+		} else if (team == 1 && lg <= reg_lg && lg <= 10)
 			cls = KSW_REG_CLS + 2 * (lg - 6) + !(o32[5 * m + k] & KSW_EZ_APPROX_MAX);
 		else cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
 	}

@@ -50,6 +50,12 @@ class ndarray(np.ndarray):
     def sum(self, *args, **kwargs):   # a 0-d device array, as CuPy's
         return asarray(np.asarray(self).sum(*args, **kwargs))
 
+    def get(self, stream=None, out=None) -> np.ndarray:
+        if out is None:
+            return np.array(self)
+        out[...] = self
+        return out
+
 
 _mprotect = ctypes.CDLL(None, use_errno=True).mprotect
 _mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
