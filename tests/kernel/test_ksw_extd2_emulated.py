@@ -10,8 +10,8 @@ combinations, bands from 0 to the whole matrix, Z-drop, end bonus, N bases), sho
 in most cases jobs that fill each register ring size (run_extd2.py --edges). Cases: a fixed seed and
 a fresh one (printed) with the launcher's defaults and with the register kernels on for every ring
 size (GPUEXT_KSW_REG=10); the same jobs in the other register shapes (GPUEXT_KSW_REG_SHAPES) and with
-the register kernels off (GPUEXT_KSW_REG=0); the full-band kernels, a warp per job and a block
-per (big) job; GENERIC_SC with a transition matrix; tiny jobs and
+the register kernels off (GPUEXT_KSW_REG=0); the full-band kernels, a warp per job and a block per
+pass of a big job; GENERIC_SC with a transition matrix; tiny jobs and
 bands; warp teams of 4 and 16 (BIG_JOB_SHARE 0); rings in global memory (jobs over 16 kb that Z-drop
 ends early) on 16 warps and on one; the one-warp kernel's other block sizes (GPUEXT_KSW_W1_BLOCKS); a
 subset with empty sequences cut into many chunks. Each case also names the DP kernels that must have
@@ -66,7 +66,7 @@ CASES = {
     "full-band": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed", "29",
                    "--expect", "fb4,fb8,fb16"], {}),
     "full-band-team": (["--presets", "map-ont,sr", "--jobs", "30", "--max-len", "3000", "--full-band", "--big-share",
-                        "0", "--seed", "31", "--expect", "fb4,fbt"], {}),
+                        "0", "--seed", "31", "--expect", "fb4,fbp"], {}),
     "generic-sc": (["--presets", "map-ont,sr", "--transition", "2", "--jobs", "40", "--edges", "--seed", "13",
                     "--expect", "w1_smem_b2"], {"GPUEXT_KSW_W1_BLOCKS": "2"}),
     "tiny": (["--jobs", "400", "--max-len", "40", "--seed", "17"], {}),

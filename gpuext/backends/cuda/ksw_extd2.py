@@ -55,10 +55,9 @@ BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 
 WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more gets 4 ($GPUEXT_KSW_WIDE_LG, 0: off)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
-FB_K = (4, 8, 16)          # query columns per lane; classes KSW_FB_CLS + 3, 4: ksw_extd2_dp_fbt (big jobs, K = 16)
+FB_K = (4, 8, 16)          # query columns per lane; class KSW_FB_CLS + 3: ksw_extd2_dp_fbp (big jobs, K = 16)
 FB_THREADS = 128           # threads per block of ksw_extd2_dp_fb<K> (a warp per job)
-FB_TEAMS = (4, 16)         # warps of ksw_extd2_dp_fbt (a block per job) in classes KSW_FB_CLS + 3, 4
-KSW_NCLS = 46              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 5 full-band,
+KSW_NCLS = 45              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 4 full-band,
                            # + jobs not run
 # register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
 # smallest G that fits with K <= 8 (fewest lanes idle, the per-anti-diagonal work shared by 32/G
@@ -195,9 +194,9 @@ def _reg_shapes() -> dict:
 
 def _class_key(c: int) -> tuple:
     """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
-    register class ("reg", ring lg, exact); for a full-band class ("fb", K) or ("fbt", warps)."""
-    if c >= KSW_FB_CLS + 3:
-        return "fbt", FB_TEAMS[c - KSW_FB_CLS - 3]
+    register class ("reg", ring lg, exact); for a full-band class ("fb" or "fbp", K)."""
+    if c == KSW_FB_CLS + 3:
+        return "fbp", 16
     if c >= KSW_FB_CLS:
         return "fb", FB_K[c - KSW_FB_CLS]
     if c >= KSW_REG_CLS:
@@ -286,7 +285,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             d64 = cupy.empty((6, m), i64)    # qst tst dir_off doff_off cig_off ring_off
             d_sz = cupy.empty((6, m), i64)   # need dir_bytes n_doff n_cig ring_bytes cells
             d_res = cupy.empty((11, m), i32)  # the ksw_extz_t fields (FIELDS order), CIGAR length
-            d_tot = cupy.zeros(3, np.uint64)  # live cells, live jobs, their device bytes
+            d_tot = cupy.zeros(4, np.uint64)  # live cells, live jobs, their device bytes, most passes (fbp)
             d_key = cupy.empty(m, i64)
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
@@ -315,7 +314,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
 
         lst32, summ = plan_chunk(None)
         stats["t_plan"] = time.perf_counter() - t0
-        nlive, need_all = int(summ[KSW_NCLS + 5]), int(summ[KSW_NCLS + 6])
+        nlive, need_all, max_pass = int(summ[KSW_NCLS + 5]), int(summ[KSW_NCLS + 6]), int(summ[KSW_NCLS + 7])
         stats["jobs_gpu"] = nlive
         h_all = None
         chunk_out = []   # (ncig per job of the call, packed CIGARs in job order) per chunk
@@ -350,7 +349,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 cnt = summ[:KSW_NCLS - 1]
                 cum = summ[KSW_NCLS:KSW_NCLS + 4]
                 sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
-                for nw in (1, 4, 16, "reg", "fb", "fbt"):
+                for nw in (1, 4, 16, "reg", "fb", "fbp"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):
                     stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
@@ -363,6 +362,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     ev_in = main.record()
                 stats["t_chunk_plan"] = stats.get("t_chunk_plan", 0.0) + time.perf_counter() - t_c
                 ev = []
+                keep = []   # buffers of launches in flight
                 off = 0
                 for c in np.flatnonzero(cnt):
                     key = _class_key(int(c))
@@ -375,9 +375,9 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     elif nw == "fb":   # a warp per job, L = K columns per lane
                         fn = mod.get_function(f"ksw_extd2_dp_fb{L}")
                         tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32
-                    elif nw == "fbt":   # a block of L warps per job
-                        fn = mod.get_function("ksw_extd2_dp_fbt")
-                        tpb, shm, jobs_per_block = 32 * L, 0, 1
+                    elif nw == "fbp":   # a block (one warp) per pass of each job
+                        fn = mod.get_function("ksw_extd2_dp_fbp")
+                        tpb, shm, jobs_per_block = 32, 0, 1
                     else:
                         fn = k_dp[(nw, smem)]
                         if nw > 1:   # one job per block
@@ -398,11 +398,17 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     args = (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
                             d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
                             d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m))
-                    fused = nw in ("fb", "fbt")   # these kernels backtrack their jobs themselves
+                    fused = nw in ("fb", "fbp")   # these kernels backtrack their jobs themselves
                     with st:
                         ev_a = st.record()
-                        fn(((n + jobs_per_block - 1) // jobs_per_block,), (tpb,),
-                           args + ((d_eb, d_cigoff, d_cig, d_ncig) if fused else ()), shared_mem=shm)
+                        grid = (n + jobs_per_block - 1) // jobs_per_block
+                        if fused:
+                            args += (d_eb, d_cigoff, d_cig, d_ncig)
+                        if nw == "fbp":   # block pass * n + job; the row counts of every pass
+                            grid = n * max_pass
+                            keep.append(cupy.zeros(grid, i32))
+                            args += (keep[-1],)
+                        fn((grid,), (tpb,), args, shared_mem=shm)
                         ev_b = st.record()
                         if not fused:   # the backtrack of this class right away: it overlaps the others' DP
                             k_tb(((n + 3) // 4,), (128,),
@@ -439,7 +445,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                      cupy.cuda.get_elapsed_time(a, b), cupy.cuda.get_elapsed_time(b, c))
                     for a, b, c, k, n in ev)
                 chunk_out.append((h_ncig.astype(i64), h_out))
-                del d_dir, d_doff, d_cig, d_ring, d_out
+                del d_dir, d_doff, d_cig, d_ring, d_out, keep
         else:
             with main:
                 h_all = cupy.asnumpy(d_res, stream=main)

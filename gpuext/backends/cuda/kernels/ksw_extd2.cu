@@ -807,9 +807,12 @@ __device__ __forceinline__ void tb_job(int jid, int lane, const int* __restrict_
 									   const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
 									   int* __restrict__ res, int n_res, int fbk);
 
-// the DP of a full-band job, then its backtrack (tb_job) by the same warp (TEAM: warp 0) while the
-// direction bytes are still in L2
-template <int K, bool TEAM>
+// The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
+// are still in L2. PIPE: one pass per block of one warp, block b = pass * n_list + job slot; the
+// pass buffers and row counts (prog[b], zeroed) are in global memory, so the passes of a big job
+// run on many SMs at once, each a few rows behind the one before; the last pass backtracks. Blocks
+// start in index order, so a pass's producer (block b - n_list) is running or done before it.
+template <int K, bool PIPE>
 __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
 									  const ki64* __restrict__ qst, const int* __restrict__ qlenv,
 									  const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
@@ -818,35 +821,32 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 									  const ki64* __restrict__ ring_off, ku8* ring_arena,
 									  const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
 									  int* __restrict__ res, int n_res, const int* __restrict__ ebv,
-									  const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig)
+									  const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
+									  int* prog)
 {
-	__shared__ int done[32];  // TEAM: rows of pass buffer each warp has written, over all its passes
-	const int lane = threadIdx.x & 31, NW = TEAM ? blockDim.x >> 5 : 1, wid = TEAM ? threadIdx.x >> 5 : 0;
-	const int k = TEAM ? blockIdx.x : (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-	if (TEAM) {
-		if (lane == 0) done[wid] = 0;
-		__syncthreads();
-	}
-	if (k >= n_list) return;  // warp-uniform (TEAM: block-uniform)
+	const int lane = threadIdx.x & 31;
+	const int k = PIPE ? blockIdx.x % n_list : (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+	if (k >= n_list) return;  // warp-uniform
 	const int jid = jlist[k];
 	const int qlen = qlenv[jid], tlen = tlenv[jid];
 	const ku8* __restrict__ Q = qseq + qst[jid];
 	const ku8* __restrict__ T = tseq + tst[jid];
 	ku8* __restrict__ P = dir + dir_off[jid];
-	int* __restrict__ bufs = (int*)(ring_arena + ring_off[jid]);  // NW buffers of tlen rows x 4 ints
+	int* __restrict__ bufs = (int*)(ring_arena + ring_off[jid]);  // pass buffers of tlen rows x 4 ints
 	KSW_SETUP;
 	constexpr int W = 32 * K;
 	const int npass = (qlen + W - 1) / W;
 	const ki64 S = tlen + 31;
-	for (int p = wid; p < npass; p += NW) {
+	const int p1 = PIPE ? blockIdx.x / n_list : 0;
+	if (p1 >= npass) return;
+	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
 		const int j0 = p * W + K * lane;
 		const int la = p < npass - 1 ? 32 : (qlen - p * W + K - 1) / K;
 		const bool live = lane < la, last = p == npass - 1;
-		// the previous pass's buffer (written by warp wp as its lp-th pass) and this pass's
-		volatile int* __restrict__ bin = (volatile int*)bufs + (ki64)((p + NW - 1) % NW) * tlen * 4;
-		int* __restrict__ bout = bufs + (ki64)(p % NW) * tlen * 4;
-		const int wp = (p + NW - 1) % NW, base_in = (p - 1) / NW * tlen, base_out = p / NW * tlen;
-		int avail = TEAM && p > 0 ? 0 : tlen;  // rows of the previous pass known to be written
+		// the previous pass's buffer and this pass's (one buffer reused pass after pass by one warp)
+		volatile int* __restrict__ bin = (volatile int*)bufs + (PIPE ? (ki64)(p - 1) * tlen * 4 : 0);
+		int* __restrict__ bout = bufs + (PIPE ? (ki64)p * tlen * 4 : 0);
+		int avail = PIPE && p > 0 ? 0 : tlen;  // rows of the previous pass known to be written
 		int Hup[K], Ee[K], Ee2[K], qb[K];  // H(i-1, j), E(i, j), E2(i, j), query base of column j
 #pragma unroll
 		for (int c = 0; c < K; ++c) {
@@ -860,12 +860,12 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		ku8* __restrict__ Pp = P + (ki64)p * S * W + (ki64)lane * K;
 		for (int s = 0; s < tlen + la - 1; ++s) {
 			const int i = s - lane;
-			if (TEAM && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
+			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
 				int got;
-				do got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&done[wp], 0) - base_in;
+				do got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&prog[blockIdx.x - n_list], 0);
 				while (got <= s);
 				avail = got;
-				__threadfence_block();
+				__threadfence();
 			}
 			int hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1);
 			int fl = __shfl_up_sync(KSW_FULL_MASK, of, 1), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1);
@@ -899,9 +899,9 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
 			if (!last && lane == 31) {
 				*(int4*)(bout + 4 * i) = make_int4(oh, of, of2, 0);
-				if (TEAM) {
-					__threadfence_block();
-					*(volatile int*)&done[wid] = base_out + i + 1;
+				if (PIPE && ((i & 15) == 15 || i == tlen - 1)) {  // rows published 16 at a time
+					__threadfence();
+					*(volatile int*)&prog[blockIdx.x] = i + 1;
 				}
 			}
 			if (last && i == tlen - 1 && qlen - 1 >= j0 && qlen - 1 < j0 + K) {
@@ -912,28 +912,34 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		}
 		__syncwarp();  // the buffer rows of this pass, for the next pass's lane 0 (one warp)
 	}
-	if (TEAM) __syncthreads();  // every pass's direction bytes and the score, for the backtrack
-	if (wid == 0)
-		tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res, n_res, K);
+	if (PIPE && p1 < npass - 1) return;  // the last pass backtracks: it ends after every other pass
+	if (PIPE) __threadfence();
+	tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res, n_res, K);
 }
 
 // ksw_extd2_dp_fb<K>: full-band APPROX_MAX jobs, a warp per job, K columns per lane;
-// ksw_extd2_dp_fbt (K = 16): one job per block of NW warps, which take the passes in turn (warp w passes w, w+NW,
-// ...), lane 0 of a pass waiting on the shared row count of the previous pass's warp. Both end
-// with the job's backtrack (no ksw_extd2_tb launch). Parameters: the other DP kernels' (smem_lg,
-// doff, ring_lgv are not used; the ring arena holds the pass buffers: one, or one per warp, of 16
-// bytes per row), then the backtrack's end_bonus, CIGAR offsets, CIGAR arena and lengths.
+// ksw_extd2_dp_fbp (K = 16): big ones, a block (one warp) per pass, n_list * (most passes) blocks.
+// Both end with the job's backtrack (no ksw_extd2_tb launch). Parameters: the other DP kernels'
+// (smem_lg, doff, ring_lgv are not used; the ring arena holds the pass buffers, one or one per
+// pass, of 16 bytes per row), then the backtrack's end_bonus, CIGAR offsets, CIGAR arena and
+// lengths; dp_fbp also the row counts (n_list * passes int32, zeroed).
 #define KSW_FB_PARAMS                                                                                   \
 	KSW_DP_PARAMS, const int *__restrict__ ebv, const ki64 *__restrict__ cig_off, ku32 *cig, int *__restrict__ ncig
 #define KSW_FB_ARGS                                                                                     \
 	jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, flv, dir_off, dir, ring_off, ring_arena, mat, q, e, q2, \
 		e2, res, n_res, ebv, cig_off, cig, ncig
 #define KSW_DP_FB(K)                                                                                    \
-	extern "C" __global__ void __launch_bounds__(128) ksw_extd2_dp_fb##K(KSW_FB_PARAMS) { dp_fb<K, false>(KSW_FB_ARGS); }
+	extern "C" __global__ void __launch_bounds__(128) ksw_extd2_dp_fb##K(KSW_FB_PARAMS)                  \
+	{                                                                                                   \
+		dp_fb<K, false>(KSW_FB_ARGS, nullptr);                                                          \
+	}
 KSW_DP_FB(4)
 KSW_DP_FB(8)
 KSW_DP_FB(16)
-extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_fbt(KSW_FB_PARAMS) { dp_fb<16, true>(KSW_FB_ARGS); }
+extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbp(KSW_FB_PARAMS, int* prog)
+{
+	dp_fb<16, true>(KSW_FB_ARGS, prog);
+}
 
 // ---- backtrack -------------------------------------------------------------------------------
 // Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0),
@@ -1089,8 +1095,8 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 //             the sizes are in bytes, uint32 words, uint32 words and bytes)
 #define KSW_SMEM_MAX_LG 14
 #define KSW_REG_CLS 30  // first class of the register kernels
-#define KSW_FB_CLS 40   // first class of the full-band kernels (K = 4, 8, 16, then teams of 4 and 16 warps)
-#define KSW_NCLS 46  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
+#define KSW_FB_CLS 40   // first class of the full-band kernels (K = 4, 8, 16, then a block per pass)
+#define KSW_NCLS 45  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels, + dead jobs
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
@@ -1172,8 +1178,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 // register kernels: class KSW_REG_CLS + 2 * (ring lg - 6) + (1 exact, 0 APPROX_MAX);
 // With fb on, a job whose band covers the matrix and whose flags are APPROX_MAX (and REV_CIGAR)
 // takes ksw_extd2_dp_fb<K> instead, K = 4, 8 or 16 columns per lane as qlen needs (class
-// KSW_FB_CLS + 0, 1, 2), or ksw_extd2_dp_fbt (K = 16) on a team of 4 or 16 warps when it is big and
-// takes 2-7 passes or more (+ 3, + 4); its sizes become that
+// KSW_FB_CLS + 0, 1, 2), or ksw_extd2_dp_fbp (K = 16, a block per pass; tot[3]: the most passes)
+// when it is big and takes several passes (+ 3); its sizes become that
 // kernel's (direction layout of fb_addr, no anti-diagonal offsets, pass buffers of 16 bytes per
 // row in the ring arena when it takes several passes) and tot[2] follows. KSW_NCLS - 1 for jobs
 // that do not run. key: the class, then the band cells, largest first.
@@ -1200,16 +1206,16 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 		const int ql = o32[0 * m + k], tl = o32[1 * m + k], w = o32[2 * m + k], fl = o32[5 * m + k];
 		if (fb && (w < 0 || w >= (ql > tl ? ql : tl) - 1) && (fl & ~KSW_EZ_REV_CIGAR) == KSW_EZ_APPROX_MAX) {
 			const int K = ql > 256 ? 16 : ql > 128 ? 8 : 4, W = 32 * K, npass = (ql + W - 1) / W;
-			// a big job of several passes: a team of 4 warps, or 16 from 8 passes on
-			const int nw = big && npass > 1 ? (npass >= 8 ? 16 : 4) : 1;
+			const bool pipe = big && npass > 1;  // a big job of several passes: a block per pass
 			const ki64 lanes = (ki64)(npass - 1) * 32 + (ql - (npass - 1) * W + K - 1) / K;
 			const ki64 db = (lanes * (tl + 31) * K + 15) / 16 * 16;
-			const ki64 ring = npass > 1 ? 16 * (ki64)tl * nw : 0;
+			const ki64 ring = npass > 1 ? 16 * (ki64)tl * (pipe ? npass : 1) : 0;
+			if (pipe) atomicMax(tot + 3, (unsigned long long)npass);
 			const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
 			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
 			sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
 			sz[4 * (ki64)m + k] = ring;
-			cls = KSW_FB_CLS + (nw == 16 ? 4 : nw == 4 ? 3 : K == 4 ? 0 : K == 8 ? 1 : 2);
+			cls = KSW_FB_CLS + (pipe ? 3 : K == 4 ? 0 : K == 8 ? 1 : 2);
 		} else if (team == 1 && lg <= reg_lg && lg <= 10)
 			cls = KSW_REG_CLS + 2 * (lg - 6) + !(o32[5 * m + k] & KSW_EZ_APPROX_MAX);
 		else cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
