@@ -196,6 +196,25 @@ def test_tiny_bands_match_ksw2():
     assert sum(batches) > 0
 
 
+def test_full_band_kernels_only_where_exact(monkeypatch):
+    """The full-band kernels take a batch's jobs only where their arithmetic is ksw2's: the scoring
+    of map-ont, map-hifi and sr qualifies; a gap cost over int8's in-band range, a score outside the
+    byte table ([-16, 15]: asm5's mismatch -19) or GPUEXT_KSW_FB=0 keeps them out (the ring kernels
+    run those jobs)."""
+    from gpuext.backends.cuda.ksw_extd2 import _fb_on, _swapped_gaps
+    from gpuext.engine.jobs import Scoring
+
+    for preset, (a, b, q, e, q2, e2, *_) in PRESETS.items():
+        s = Scoring(score_matrix(a, b), q, e, q2, e2)
+        assert _fb_on(*_swapped_gaps(s), s.mat) == (preset != "asm5"), preset
+    assert not _fb_on(4, 2, 100, 30, score_matrix(2, 4))            # (q+e)+(q2+e2) > 127
+    assert not _fb_on(4, 2, 24, 1, score_matrix(16, 4))             # match score 16
+    assert not _fb_on(4, 2, 24, 1, score_matrix(2, 17))             # mismatch -17
+    assert _fb_on(4, 2, 24, 1, score_matrix(15, 16))
+    monkeypatch.setenv("GPUEXT_KSW_FB", "0")
+    assert not _fb_on(4, 2, 24, 1, score_matrix(2, 4))
+
+
 @pytest.mark.gpu
 def test_supports_rejects_other_kernels_and_oversized_jobs():
     from gpuext.backends.cuda import ksw_extd2
@@ -243,6 +262,9 @@ def test_full_band_kernels_match_ksw2(preset, monkeypatch):
     ref, got = _run_both(batch)
     d = ref.diff(got)
     assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
+    if preset == "asm5":   # its mismatch score (-19) is outside the full-band kernels' score table
+        assert ksw_extd2.last_stats["jobs_per_team_size"]["fb"] == 0
+        return
     live = ((batch.qlen() > 0) & (batch.tlen() > 0)).sum()
     fb = [c for c in ksw_extd2.last_stats["classes"] if c[0] == "fb"]
     assert {c[1] for c in fb} == set(ksw_extd2.FB_K) and sum(c[2] for c in fb) == live

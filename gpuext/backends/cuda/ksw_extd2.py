@@ -173,11 +173,14 @@ def _reg_lg() -> int:
     return 0 if lg <= 0 else min(max(lg, 6), REG_LG_LIMIT)
 
 
-def _fb_on(q: int, e: int, q2: int, e2: int) -> bool:
+def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> bool:
     """Whether full-band APPROX_MAX jobs take the clean-DP kernels: $GPUEXT_KSW_FB (0: off, for A/B
     timing), and only where ksw2's in-band int8 values cannot wrap, (q+e)+(q2+e2) <= 127 (spec §1.6;
-    minimap2's mm_check_opt enforces it)."""
-    return os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and (q + e) + (q2 + e2) <= 127
+    minimap2's mm_check_opt enforces it), and the scores they use (match, mismatch, N) lie in
+    [-16, 15] (their byte table holds 8 * score + 132)."""
+    sc_n = int(mat[24]) if int(mat[24]) != 0 else -e2
+    scores_ok = all(-16 <= v <= 15 for v in (int(mat[0]), int(mat[1]), sc_n))
+    return os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and (q + e) + (q2 + e2) <= 127 and scores_ok
 
 
 def _reg_shapes() -> dict:
@@ -259,7 +262,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
     k_plan, k_class, k_off = (mod.get_function(f"ksw_extd2_{x}") for x in ("plan", "class", "offsets"))
     k_tb = mod.get_function("ksw_extd2_tb")
-    fb = _fb_on(q, e, q2, e2)
+    fb = _fb_on(q, e, q2, e2, mat)
     # $GPUEXT_KSW_SERIAL=1: every class on the main stream, one after another, so that last_stats
     # has each class's time alone (a diagnostic: the classes normally run side by side)
     serial = os.environ.get("GPUEXT_KSW_SERIAL", "") == "1"

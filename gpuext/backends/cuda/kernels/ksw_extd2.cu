@@ -837,6 +837,11 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	constexpr int W = 32 * K;
 	const int npass = (qlen + W - 1) / W;
 	const ki64 S = tlen + 31;
+	// scores x 8 (+ the diagonal's tag 4, + 128) as bytes; the DP keeps H x 8 and the gap states x 8
+	// plus a tag (E 3, F 2, E2 1, F2 0)
+	const ku32 SC_MIS4 = rep4(8 * sc_mis + 132), SC_MCH4 = rep4(8 * sc_mch + 132), SC_N4 = rep4(8 * sc_N + 132);
+	const ku32 SC_HI = (ku32)(8 * sc_N + 132);
+	const int sc_mch8 = 8 * sc_mch, qt1 = 7 - 8 * q, qt2 = 7 - 8 * q2, e8 = 8 * e, e28 = 8 * e2;
 	const int p1 = PIPE ? blockIdx.x / n_list : 0;
 	if (p1 >= npass) return;
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
@@ -847,18 +852,21 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		volatile int* __restrict__ bin = (volatile int*)bufs + (PIPE ? (ki64)(p - 1) * tlen * 4 : 0);
 		int* __restrict__ bout = bufs + (PIPE ? (ki64)p * tlen * 4 : 0);
 		int avail = PIPE && p > 0 ? 0 : tlen;  // rows of the previous pass known to be written
-		int Hup[K], Ee[K], Ee2[K], qb[K];  // H(i-1, j), E(i, j), E2(i, j), query base of column j
+		// H(i-1, j), E(i, j), E2(i, j) and the score selector of column j: its query base picks a
+		// byte of the row's scores (sc_row below), the other three bytes are zeros (SC_HI bytes 5-7)
+		int Hup[K], Ee[K], Ee2[K];
+		ku32 qsel[K];
 #pragma unroll
 		for (int c = 0; c < K; ++c) {
-			const int j = j0 + c;
-			Hup[c] = boundary_h(j, qe, e, e2, long_thres, long_diff);
-			Ee[c] = Hup[c] - qe, Ee2[c] = Hup[c] - qe2;
-			qb[c] = j < qlen ? Q[j] : 0;
+			const int j = j0 + c, h = boundary_h(j, qe, e, e2, long_thres, long_diff);
+			Hup[c] = 8 * h, Ee[c] = 8 * (h - qe) + 3, Ee2[c] = 8 * (h - qe2) + 1;
+			qsel[c] = (j < qlen ? Q[j] : 0u) | 0x7650u;
 		}
-		int hdiag = boundary_h(j0 - 1, qe, e, e2, long_thres, long_diff);  // H(i-1, j0-1), row i = 0
+		int hdiag = 8 * boundary_h(j0 - 1, qe, e, e2, long_thres, long_diff);  // H(i-1, j0-1), row i = 0
 		int oh = 0, of = 0, of2 = 0;  // this lane's outputs of the previous step
-		ku8* __restrict__ Pp = P + (ki64)p * S * W + (ki64)lane * K;
-		for (int s = 0; s < tlen + la - 1; ++s) {
+		int hb = 0;  // lane 0 of pass 0: H(i, -1), summed row by row
+		ku8* __restrict__ Pp = P + (ki64)p * S * W + (ki64)lane * K;  // this lane's bytes of step s
+		for (int s = 0; s < tlen + la - 1; ++s, Pp += la * K) {
 			const int i = s - lane;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
 				int got;
@@ -871,31 +879,38 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			int fl = __shfl_up_sync(KSW_FULL_MASK, of, 1), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1);
 			if (!live || i < 0 || i >= tlen) continue;
 			if (lane == 0) {
-				if (p == 0) hl = boundary_h(i, qe, e, e2, long_thres, long_diff), fl = hl - qe, f2l = hl - qe2;
+				if (p == 0) {
+					hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
+					hl = 8 * hb, fl = 8 * (hb - qe) + 2, f2l = 8 * (hb - qe2);
+				}
 				else hl = bin[4 * i], fl = bin[4 * i + 1], f2l = bin[4 * i + 2];
 			}
-			const int tb = T[i];
+			// the scores of target base tb against query bases 0-3 (bytes 0-3) and N (byte 4 = SC_HI's
+			// byte 0), each + 128: the non-generic rule of §1.9, one byte_perm per cell
+			const ku32 tb = T[i];
+			const ku32 sc_row = tb == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * tb));
 			int hd = hdiag, F = fl, F2 = f2l;
 			ku32 dw[K / 4];
 #pragma unroll
 			for (int c = 0; c < K; ++c) {
-				const int sc = ((tb | qb[c]) & 4) ? sc_N : tb == qb[c] ? sc_mch : sc_mis;
 				const int E = Ee[c], E2 = Ee2[c];
-				int z = hd + sc, d = 0;
-				if (E > z) z = E, d = 1;
-				if (F > z) z = F, d = 2;
-				if (E2 > z) z = E2, d = 3;
-				if (F2 > z) z = F2, d = 4;
-				z = min(z, hd + sc_mch);
-				const int hq = z - q, hq2 = z - q2;
-				d |= (E > hq) << 3 | (F > hq) << 4 | (E2 > hq2) << 5 | (F2 > hq2) << 6;
-				Ee[c] = max(E, hq) - e, Ee2[c] = max(E2, hq2) - e2;
-				F = max(F, hq) - e, F2 = max(F2, hq2) - e2;
+				// tagged maximum: the five candidates x 8 plus 4 - (ksw2's state code), so that the
+				// max of the words is the max with ksw2's first-wins order (strict compares in the
+				// order diagonal, E, F, E2, F2) in its low 3 bits
+				const int m = __vimax3_s32(__vimax3_s32(hd + (int)__byte_perm(sc_row, SC_HI, qsel[c]) - 128, E, F), E2, F2);
+				int d = 4 - (m & 7);
+				const int z = min(m & ~7, hd + sc_mch8);  // 8 H(i,j), clamped (§1.6)
+				// X > H-q for a tagged X (tag < 8): X > 8(H-q) + 7
+				const int t1 = z + qt1, t2 = z + qt2;
+				d |= (E > t1) << 3 | (F > t1) << 4 | (E2 > t2) << 5 | (F2 > t2) << 6;
+				// next gap states, max(X, H-q) - e, tags kept: max(X, 8(H-q) + tag) - 8e
+				Ee[c] = max(E, t1 - 4) - e8, Ee2[c] = max(E2, t2 - 6) - e28;
+				F = max(F, t1 - 5) - e8, F2 = max(F2, t2 - 7) - e28;
 				hd = Hup[c], Hup[c] = z;
 				if ((c & 3) == 0) dw[c >> 2] = (ku32)d;
 				else dw[c >> 2] |= (ku32)d << (8 * (c & 3));
 			}
-			fb_store<K>(Pp + (ki64)s * la * K, dw);
+			fb_store<K>(Pp, dw);
 			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
 			if (!last && lane == 31) {
 				*(int4*)(bout + 4 * i) = make_int4(oh, of, of2, 0);
@@ -904,11 +919,11 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 					*(volatile int*)&prog[blockIdx.x] = i + 1;
 				}
 			}
-			if (last && i == tlen - 1 && qlen - 1 >= j0 && qlen - 1 < j0 + K) {
+		}
+		if (last && qlen - 1 >= j0 && qlen - 1 < j0 + K) {  // Hup holds row tlen-1: the score
 #pragma unroll
-				for (int c = 0; c < K; ++c)
-					if (j0 + c == qlen - 1) res[RF_SCORE * n_res + jid] = Hup[c];
-			}
+			for (int c = 0; c < K; ++c)
+				if (j0 + c == qlen - 1) res[RF_SCORE * n_res + jid] = Hup[c] >> 3;
 		}
 		__syncwarp();  // the buffer rows of this pass, for the next pass's lane 0 (one warp)
 	}
@@ -929,10 +944,14 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, flv, dir_off, dir, ring_off, ring_arena, mat, q, e, q2, \
 		e2, res, n_res, ebv, cig_off, cig, ncig
 #define KSW_DP_FB(K)                                                                                    \
-	extern "C" __global__ void __launch_bounds__(128) ksw_extd2_dp_fb##K(KSW_FB_PARAMS)                  \
+	extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_##K) ksw_extd2_dp_fb##K(KSW_FB_PARAMS) \
 	{                                                                                                   \
 		dp_fb<K, false>(KSW_FB_ARGS, nullptr);                                                          \
 	}
+// blocks per SM the register caps allow (16 K=16 warps, 20 K=8 warps: 128 and 102 registers)
+#define FB_MIN_BLOCKS_4 6
+#define FB_MIN_BLOCKS_8 5
+#define FB_MIN_BLOCKS_16 4
 KSW_DP_FB(4)
 KSW_DP_FB(8)
 KSW_DP_FB(16)
