@@ -64,7 +64,7 @@ CASES = {
     "reg-off": ([*REG_JOBS, "--seed", "23", "--expect", "w1_smem_b4"],
                 {"GPUEXT_KSW_REG": "0", "GPUEXT_KSW_W1_BLOCKS": "4"}),
     "full-band": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed", "29",
-                   "--expect", "fb4,fb8,fb16"], {}),
+                   "--expect", "fb4,fb5,fb6,fb8,fb10,fb12,fb16"], {}),
     "full-band-team": (["--presets", "map-ont,sr", "--jobs", "30", "--max-len", "3000", "--full-band", "--big-share",
                         "0", "--seed", "31", "--expect", "fb4,fbp"], {}),
     "generic-sc": (["--presets", "map-ont,sr", "--transition", "2", "--jobs", "40", "--edges", "--seed", "13",

@@ -55,9 +55,10 @@ BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 
 WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more gets 4 ($GPUEXT_KSW_WIDE_LG, 0: off)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
-FB_K = (4, 8, 16)          # query columns per lane; class KSW_FB_CLS + 3: ksw_extd2_dp_fbp (big jobs, K = 16)
+FB_K = (4, 5, 6, 8, 10, 12, 16)   # query columns per lane (FB_KS); class KSW_FB_CLS + 7: ksw_extd2_dp_fbp
+                                  # (big jobs, K = 16)
 FB_THREADS = 128           # threads per block of ksw_extd2_dp_fb<K> (a warp per job)
-KSW_NCLS = 45              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 4 full-band,
+KSW_NCLS = 49              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 8 full-band,
                            # + jobs not run
 # register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
 # smallest G that fits with K <= 8 (fewest lanes idle, the per-anti-diagonal work shared by 32/G
@@ -198,7 +199,7 @@ def _reg_shapes() -> dict:
 def _class_key(c: int) -> tuple:
     """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
     register class ("reg", ring lg, exact); for a full-band class ("fb" or "fbp", K)."""
-    if c == KSW_FB_CLS + 3:
+    if c == KSW_FB_CLS + len(FB_K):
         return "fbp", 16
     if c >= KSW_FB_CLS:
         return "fb", FB_K[c - KSW_FB_CLS]

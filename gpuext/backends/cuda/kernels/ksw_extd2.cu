@@ -786,18 +786,29 @@ __device__ __forceinline__ int boundary_h(int n, int qe, int e, int e2, int long
 // byte offset of cell (i, j)'s direction in a full-band job's layout (lanes of K columns)
 __device__ __forceinline__ ki64 fb_addr(int i, int j, int qlen, int tlen, int K)
 {
-	const int ks = __ffs(K) - 1, ws = ks + 5;  // K and W = 32 * K are powers of two
-	const int p = j >> ws, npass = (qlen + (1 << ws) - 1) >> ws, jj = j - (p << ws), L = jj >> ks;
-	const int la = p < npass - 1 ? 32 : (qlen - (p << ws) + K - 1) >> ks;
-	return (((ki64)p * (tlen + 31) * 32 + (ki64)(i + L) * la + L) << ks) + (jj - (L << ks));
+	const int W = 32 * K, p = j / W, npass = (qlen + W - 1) / W, jj = j - p * W, L = jj / K;
+	const int la = p < npass - 1 ? 32 : (qlen - p * W + K - 1) / K;
+	return ((ki64)p * (tlen + 31) * 32 + (ki64)(i + L) * la + L) * K + (jj - L * K);
 }
 
+// a lane's K direction bytes of one step (packed 4 per word) at a multiple of K: one 8- or 16-byte
+// store for K = 8, 16, word stores for K = 4, 12 (only 4-byte aligned), byte stores otherwise
 template <int K>
-__device__ __forceinline__ void fb_store(ku8* p, const ku32 (&dw)[K / 4])
+__device__ __forceinline__ void fb_store(ku8* p, const ku32 (&dw)[(K + 3) / 4])
 {
+#ifdef GX_EMU  // the CPU emulator does not fault on a misaligned store: check what the GPU needs
+	if ((size_t)p & (K == 16 ? 15 : K == 8 ? 7 : K % 4 == 0 ? 3 : 0)) __builtin_trap();
+#endif
 	if (K == 4) *(ku32*)p = dw[0];
 	else if (K == 8) *(uint2*)p = make_uint2(dw[0], dw[K > 4 ? 1 : 0]);
-	else *(uint4*)p = make_uint4(dw[0], dw[K > 4 ? 1 : 0], dw[K > 8 ? 2 : 0], dw[K > 8 ? 3 : 0]);
+	else if (K == 12) {
+		*(ku32*)p = dw[0], *(ku32*)(p + 4) = dw[K > 4 ? 1 : 0];
+		*(ku32*)(p + 8) = dw[K > 8 ? 2 : 0];
+	} else if (K == 16) *(uint4*)p = make_uint4(dw[0], dw[K > 4 ? 1 : 0], dw[K > 8 ? 2 : 0], dw[K > 12 ? 3 : 0]);
+	else {
+#pragma unroll
+		for (int c = 0; c < K; ++c) p[c] = (ku8)(dw[c >> 2] >> (8 * (c & 3)));
+	}
 }
 
 __device__ __forceinline__ void tb_job(int jid, int lane, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
@@ -890,7 +901,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			const ku32 tb = T[i];
 			const ku32 sc_row = tb == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * tb));
 			int hd = hdiag, F = fl, F2 = f2l;
-			ku32 dw[K / 4];
+			ku32 dw[(K + 3) / 4];
 #pragma unroll
 			for (int c = 0; c < K; ++c) {
 				const int E = Ee[c], E2 = Ee2[c];
@@ -948,12 +959,22 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	{                                                                                                   \
 		dp_fb<K, false>(KSW_FB_ARGS, nullptr);                                                          \
 	}
-// blocks per SM the register caps allow (16 K=16 warps, 20 K=8 warps: 128 and 102 registers)
+// K = 4, 5, 6, 8, 10, 12, 16 query columns per lane (FB_KS), picked by qlen so that most lanes have
+// columns; blocks per SM the register caps allow (e.g. 16 warps of K = 16, 20 of K = 8: 128 and 102
+// registers)
 #define FB_MIN_BLOCKS_4 6
+#define FB_MIN_BLOCKS_5 6
+#define FB_MIN_BLOCKS_6 6
 #define FB_MIN_BLOCKS_8 5
+#define FB_MIN_BLOCKS_10 5
+#define FB_MIN_BLOCKS_12 4
 #define FB_MIN_BLOCKS_16 4
 KSW_DP_FB(4)
+KSW_DP_FB(5)
+KSW_DP_FB(6)
 KSW_DP_FB(8)
+KSW_DP_FB(10)
+KSW_DP_FB(12)
 KSW_DP_FB(16)
 extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbp(KSW_FB_PARAMS, int* prog)
 {
@@ -1114,8 +1135,9 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 //             the sizes are in bytes, uint32 words, uint32 words and bytes)
 #define KSW_SMEM_MAX_LG 14
 #define KSW_REG_CLS 30  // first class of the register kernels
-#define KSW_FB_CLS 40   // first class of the full-band kernels (K = 4, 8, 16, then a block per pass)
-#define KSW_NCLS 45  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
+#define KSW_FB_CLS 40   // first class of the full-band kernels (K = FB_KS, then a block per pass)
+#define KSW_FB_NK 7     // entries of FB_KS
+#define KSW_NCLS 49  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels, + dead jobs
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
@@ -1196,9 +1218,9 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 // one-warp jobs with a ring of at most 2^reg_lg slots (reg_lg <= 10; 0: none) instead take the
 // register kernels: class KSW_REG_CLS + 2 * (ring lg - 6) + (1 exact, 0 APPROX_MAX);
 // With fb on, a job whose band covers the matrix and whose flags are APPROX_MAX (and REV_CIGAR)
-// takes ksw_extd2_dp_fb<K> instead, K = 4, 8 or 16 columns per lane as qlen needs (class
-// KSW_FB_CLS + 0, 1, 2), or ksw_extd2_dp_fbp (K = 16, a block per pass; tot[3]: the most passes)
-// when it is big and takes several passes (+ 3); its sizes become that
+// takes ksw_extd2_dp_fb<K> instead, K of FB_KS as qlen needs (class KSW_FB_CLS + its index), or
+// ksw_extd2_dp_fbp (K = 16, a block per pass; tot[3]: the most passes) when it is big and takes
+// several passes (+ KSW_FB_NK); its sizes become that
 // kernel's (direction layout of fb_addr, no anti-diagonal offsets, pass buffers of 16 bytes per
 // row in the ring arena when it takes several passes) and tot[2] follows. KSW_NCLS - 1 for jobs
 // that do not run. key: the class, then the band cells, largest first.
@@ -1224,7 +1246,11 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 		const int L = team == 1 && smem && lg < lfloor ? lfloor : lg;
 		const int ql = o32[0 * m + k], tl = o32[1 * m + k], w = o32[2 * m + k], fl = o32[5 * m + k];
 		if (fb && (w < 0 || w >= (ql > tl ? ql : tl) - 1) && (fl & ~KSW_EZ_REV_CIGAR) == KSW_EZ_APPROX_MAX) {
-			const int K = ql > 256 ? 16 : ql > 128 ? 8 : 4, W = 32 * K, npass = (ql + W - 1) / W;
+			// the fewest columns per lane (of FB_KS) that cover the query in one pass, or 16
+			const int need_k = (ql + 31) / 32;
+			const int ki = need_k <= 4 ? 0 : need_k <= 6 ? need_k - 4 : need_k <= 12 ? (need_k + 1) / 2 - 1 : 6;
+			const int K = ki < 3 ? 4 + ki : ki == 3 ? 8 : ki == 4 ? 10 : ki == 5 ? 12 : 16;  // FB_KS[ki]
+			const int W = 32 * K, npass = (ql + W - 1) / W;
 			const bool pipe = big && npass > 1;  // a big job of several passes: a block per pass
 			const ki64 lanes = (ki64)(npass - 1) * 32 + (ql - (npass - 1) * W + K - 1) / K;
 			const ki64 db = (lanes * (tl + 31) * K + 15) / 16 * 16;
@@ -1234,7 +1260,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
 			sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
 			sz[4 * (ki64)m + k] = ring;
-			cls = KSW_FB_CLS + (pipe ? 3 : K == 4 ? 0 : K == 8 ? 1 : 2);
+			cls = KSW_FB_CLS + (pipe ? KSW_FB_NK : ki);
 		} else if (team == 1 && lg <= reg_lg && lg <= 10)
 			cls = KSW_REG_CLS + 2 * (lg - 6) + !(o32[5 * m + k] & KSW_EZ_APPROX_MAX);
 		else cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
