@@ -147,6 +147,15 @@ def describe_diff(batch: JobBatch, ref: ResultBatch, got: ResultBatch, limit: in
     return "\n".join(lines)
 
 
+def _rerun_matches(batch: JobBatch, ref, what: str) -> None:
+    """The batch on the GPU again (under the caller's knobs): every field and CIGAR as ref's."""
+    from gpuext.backends.cuda import ksw_extd2
+
+    got = ksw_extd2.run(batch)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences ({what})\n" + describe_diff(batch, ref, got)
+
+
 def _run_both(batch: JobBatch):
     from gpuext.backends import cpu
     from gpuext.backends.cuda import ksw_extd2
@@ -269,15 +278,11 @@ def test_full_band_kernels_match_ksw2(preset, monkeypatch):
     fb = [c for c in ksw_extd2.last_stats["classes"] if c[0] == "fb"]
     assert {c[1] for c in fb} == set(ksw_extd2.FB_K) and sum(c[2] for c in fb) == live
     monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)   # every job big: a block per pass
-    got = ksw_extd2.run(batch)
+    _rerun_matches(batch, ref, "fbp")
     assert ksw_extd2.last_stats["jobs_per_team_size"]["fbp"] == (batch.qlen()[batch.tlen() > 0] > 512).sum() > 0
-    d = ref.diff(got)
-    assert not d, f"seed {SEED}: {len(d)} differences (fbp)\n" + describe_diff(batch, ref, got)
     monkeypatch.setenv("GPUEXT_KSW_FB", "0")
-    got = ksw_extd2.run(batch)
+    _rerun_matches(batch, ref, "GPUEXT_KSW_FB=0")
     assert ksw_extd2.last_stats["jobs_per_team_size"]["fb"] == 0
-    d = ref.diff(got)
-    assert not d, f"seed {SEED}: {len(d)} differences (GPUEXT_KSW_FB=0)\n" + describe_diff(batch, ref, got)
 
 
 @pytest.mark.gpu
@@ -297,14 +302,10 @@ def test_register_kernels_match_ksw2(preset, monkeypatch):
     assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
     assert ksw_extd2.last_stats["jobs_per_team_size"]["reg"] > batch.n // 2
     monkeypatch.setenv("GPUEXT_KSW_REG_SHAPES", "8:16x4,9:32x4")   # the other register kernels
-    got = ksw_extd2.run(batch)
-    d = ref.diff(got)
-    assert not d, f"seed {SEED}: {len(d)} differences (16x4, 32x4)\n" + describe_diff(batch, ref, got)
+    _rerun_matches(batch, ref, "16x4, 32x4")
     monkeypatch.setenv("GPUEXT_KSW_REG", "0")
-    got = ksw_extd2.run(batch)
+    _rerun_matches(batch, ref, "GPUEXT_KSW_REG=0")
     assert ksw_extd2.last_stats["jobs_per_team_size"]["reg"] == 0
-    d = ref.diff(got)
-    assert not d, f"seed {SEED}: {len(d)} differences (GPUEXT_KSW_REG=0)\n" + describe_diff(batch, ref, got)
 
 
 def _with_empty_sequences(rng, b: JobBatch, frac: float = 0.05) -> JobBatch:
