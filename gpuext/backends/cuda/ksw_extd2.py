@@ -17,13 +17,16 @@ Work plan of one `run` (the host never loops over the jobs):
    orders the jobs by class, largest first, and `ksw_extd2_offsets` lays out the arenas; one small
    read-back (jobs per class, arena sizes, totals) is the only synchronisation before the DP;
 3. jobs that do not fit the memory budget together are cut into chunks (largest first);
-4. per chunk, one DP launch per class, each on its own stream and followed there by its
-   backtrack (`ksw_extd2_tb`, a warp per job): jobs whose ring has at most 2**REG_MAX_LG slots run
-   in the register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers); the others a
-   warp per job, or 4 or 16 warps for the few jobs large enough to be the critical path, with
-   rings of up to 16384 slots in shared memory, wider ones in global memory; then the CIGAR
-   packing (`ksw_extd2_pack`) on the main stream and one read-back of the result fields with the
-   CIGAR lengths, then the CIGARs.
+4. per chunk, one DP launch per class, each on its own stream: APPROX_MAX jobs whose band covers
+   the matrix (first-pass gap fills) run a clean DP (`ksw_extd2_dp_fb<K>`, a warp per job, or
+   `ksw_extd2_dp_fbp`, a block per pass of a big job) and backtrack themselves; the others follow
+   ksw2's int8 arrays lane for lane and are followed on their stream by their backtrack
+   (`ksw_extd2_tb`, a warp per job): jobs whose ring has at most 2**REG_MAX_LG slots in the
+   register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers), the others a
+   warp per job, or 4 or 16 warps for the few jobs large enough to be the critical path (4 also for
+   rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
+   global memory; then the CIGAR packing (`ksw_extd2_pack`) on the main stream and one read-back
+   (into pinned memory) of the result fields with the CIGAR lengths, then the CIGARs.
 
 Device buffers (all owned by `run`, allocated from CuPy's memory pool on the current device, valid
 from the H2D copies of a chunk until its CIGARs are back on the host): sequences and per-job
