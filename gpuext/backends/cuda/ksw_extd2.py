@@ -42,7 +42,7 @@ import numpy as np
 
 from ...engine.jobs import KERNEL_EXTD2, KSW_EZ_SCORE_ONLY, KSW_NEG_INF, JobBatch, ResultBatch
 from .loader import load_module
-from .staging import Staging, stream
+from .staging import Staging, pooled_pinned, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_KERNEL = 1   # not a ksw_extd2_sse job (single affine extz2, splice exts2)
@@ -216,12 +216,10 @@ def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
 
 
 def _to_host(d, st) -> np.ndarray:
-    """The device array d copied on stream st into page-locked memory from CuPy's pinned pool (a
-    pageable read-back runs at a fraction of the bus speed); returns once it is there. The caller's
-    results are views of it, which keep the block."""
-    import cupy
-
-    h = np.frombuffer(cupy.cuda.alloc_pinned_memory(max(d.nbytes, 1)), d.dtype, d.size).reshape(d.shape)
+    """The device array d copied on stream st into pooled page-locked memory (a pageable read-back
+    runs at a fraction of the bus speed); returns once it is there. The caller's results are views
+    of it."""
+    h = pooled_pinned(d.size, d.dtype).reshape(d.shape)
     d.get(stream=st, out=h)
     return h
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from ...bwa.dump import ExtendJobs, ExtendResults
 from .loader import load_module
-from .staging import Staging, is_pinned, pinned_empty, stream
+from .staging import Staging, is_pinned, pinned_empty, pooled_pinned, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_INPUT = 1    # qlen < 1, tlen < 0, h0 < 1, unknown matrix or a base >= m (ksw_extend2 would fail)
@@ -235,9 +235,8 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
             chunk_futs.append(seq.futs[f0:])
             chunk_ev.append(copy_st.record() if len(seq.futs) == f0 else None)
         common = (d_q, d_qoff, d_t, d_toff, d_prm, d_mrow, d_res, i32(n), d_cells)
-        # the results' host memory (page-locked, from CuPy's pool, sized to a power of two so that calls
-        # of similar sizes reuse its blocks): the returned arrays are views of it
-        out = np.frombuffer(cupy.cuda.alloc_pinned_memory(1 << (n * 32 - 1).bit_length()), np.uint8, n * 32)
+        # the results' host memory (page-locked, pooled): the returned arrays are views of it
+        out = pooled_pinned(n * 32)
         out_ptr = out.ctypes.data
         if split:
             seq.ready().synchronize()

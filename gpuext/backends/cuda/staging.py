@@ -10,7 +10,8 @@ stream, each run of neighbours in one DMA; `ready()` waits until everything sent
 the stream after it. The
 pinned buffer is kept per (device, calling thread, slot) and reused by that thread's next call, so
 `close()` (waiting for every copy) must run before the caller returns. `stream(key)` is a
-non-blocking stream per (device, calling thread, key), kept across calls.
+non-blocking stream per (device, calling thread, key), kept across calls. `pooled_pinned(n)` is
+page-locked memory for result read-backs, from CuPy's pool in power-of-two blocks.
 
 An array that already lives in page-locked memory from `pinned_empty` (the caller allocated its jobs
 there, as `gpuext bwa-replay` does) skips the staging copy: its bytes go up in DMAs straight from it,
@@ -55,6 +56,17 @@ def pinned_buffer(slot, n: int) -> np.ndarray:
         size = max(n, 1 << 20) * 5 // 4
         buf = _pinned[key] = np.frombuffer(cupy.cuda.alloc_pinned_memory(size), np.uint8, size)
     return buf
+
+
+def pooled_pinned(n: int, dtype=np.uint8) -> np.ndarray:
+    """A page-locked host array of n elements from CuPy's pinned pool, its block sized to a power of
+    two so that calls of similar sizes reuse the pool's blocks (the launchers' result read-backs;
+    the returned arrays are views of it, which keep the block)."""
+    import cupy
+
+    dt = np.dtype(dtype)
+    nb = max(1, n * dt.itemsize)
+    return np.frombuffer(cupy.cuda.alloc_pinned_memory(1 << (nb - 1).bit_length()), dt, n)
 
 
 def pinned_empty(n: int, dtype=np.uint8) -> np.ndarray:
