@@ -406,14 +406,14 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     fused = nw in ("fb", "fbp")   # these kernels backtrack their jobs themselves
                     with st:
                         ev_a = st.record()
-                        grid = (n + jobs_per_block - 1) // jobs_per_block
+                        nblk = (n + jobs_per_block - 1) // jobs_per_block
                         if fused:
                             args += (d_eb, d_cigoff, d_cig, d_ncig)
                         if nw == "fbp":   # block pass * n + job; the row counts of every pass
-                            grid = n * max_pass
-                            keep.append(cupy.zeros(grid, i32))
+                            nblk = n * max_pass
+                            keep.append(cupy.zeros(nblk, i32))
                             args += (keep[-1],)
-                        fn((grid,), (tpb,), args, shared_mem=shm)
+                        fn((nblk,), (tpb,), args, shared_mem=shm)
                         ev_b = st.record()
                         if not fused:   # the backtrack of this class right away: it overlaps the others' DP
                             k_tb(((n + 3) // 4,), (128,),

@@ -897,7 +897,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				else hl = bin[4 * i], fl = bin[4 * i + 1], f2l = bin[4 * i + 2];
 			}
 			// the scores of target base tb against query bases 0-3 (bytes 0-3) and N (byte 4 = SC_HI's
-			// byte 0), each + 128: the non-generic rule of §1.9, one byte_perm per cell
+			// byte 0), each as 8 * score + 132: the non-generic rule of §1.9, one byte_perm per cell
 			const ku32 tb = T[i];
 			const ku32 sc_row = tb == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * tb));
 			int hd = hdiag, F = fl, F2 = f2l;
@@ -959,8 +959,8 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	{                                                                                                   \
 		dp_fb<K, false>(KSW_FB_ARGS, nullptr);                                                          \
 	}
-// K = 4, 5, 6, 8, 10, 12, 16 query columns per lane (FB_KS), picked by qlen so that most lanes have
-// columns; blocks per SM the register caps allow (e.g. 16 warps of K = 16, 20 of K = 8: 128 and 102
+// K = 4, 5, 6, 8, 10, 12, 16 query columns per lane (FB_KS, ksw_extd2_class), picked by qlen so
+// that most lanes have columns; blocks per SM the register caps allow (e.g. 16 warps of K = 16, 20 of K = 8: 128 and 102
 // registers)
 #define FB_MIN_BLOCKS_4 6
 #define FB_MIN_BLOCKS_5 6
@@ -1137,6 +1137,7 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 #define KSW_REG_CLS 30  // first class of the register kernels
 #define KSW_FB_CLS 40   // first class of the full-band kernels (K = FB_KS, then a block per pass)
 #define KSW_FB_NK 7     // entries of FB_KS
+__constant__ int FB_KS[KSW_FB_NK] = {4, 5, 6, 8, 10, 12, 16};  // as FB_K of the launcher and KSW_DP_FB below
 #define KSW_NCLS 49  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels, + dead jobs
 
@@ -1246,11 +1247,10 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 		const int L = team == 1 && smem && lg < lfloor ? lfloor : lg;
 		const int ql = o32[0 * m + k], tl = o32[1 * m + k], w = o32[2 * m + k], fl = o32[5 * m + k];
 		if (fb && (w < 0 || w >= (ql > tl ? ql : tl) - 1) && (fl & ~KSW_EZ_REV_CIGAR) == KSW_EZ_APPROX_MAX) {
-			// the fewest columns per lane (of FB_KS) that cover the query in one pass, or 16
-			const int need_k = (ql + 31) / 32;
-			const int ki = need_k <= 4 ? 0 : need_k <= 6 ? need_k - 4 : need_k <= 12 ? (need_k + 1) / 2 - 1 : 6;
-			const int K = ki < 3 ? 4 + ki : ki == 3 ? 8 : ki == 4 ? 10 : ki == 5 ? 12 : 16;  // FB_KS[ki]
-			const int W = 32 * K, npass = (ql + W - 1) / W;
+			// the fewest columns per lane (of FB_KS) that cover the query in one pass, or the most
+			int ki = 0;
+			while (ki < KSW_FB_NK - 1 && 32 * FB_KS[ki] < ql) ++ki;
+			const int K = FB_KS[ki], W = 32 * K, npass = (ql + W - 1) / W;
 			const bool pipe = big && npass > 1;  // a big job of several passes: a block per pass
 			const ki64 lanes = (ki64)(npass - 1) * 32 + (ql - (npass - 1) * W + K - 1) / K;
 			const ki64 db = (lanes * (tl + 31) * K + 15) / 16 * 16;
