@@ -2,7 +2,7 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: scripts/device_check.sh [tests|bench|all|bwa|extd2]  (two calls fit the 10-minute limit better;
+#   usage: scripts/device_check.sh [tests|bench|all|bwa|extd2|ab]  (two calls fit the 10-minute limit better;
 #   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
 #   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
@@ -40,6 +40,7 @@ bench_extd2() {
     name=${row%%:*}; reads=${row#*:}
     [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
     for v in "$@"; do
+      [ "$v" = default ] && v=""
       b=$(env "$var=$v" timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 \
           | tee "$OUT/bench_${name}_${var}_${v:-default}.log" | grep -E "^GPU|^CPU|speedup|differences" | tr '\n' ' ')
       echo "$var=${v:-default} $b"; table+=("ksw_extd2 $name $var=${v:-default}: $b")
@@ -94,6 +95,11 @@ case $PHASE in
     table+=("GPU tests (ksw_extd2): $(tail -1 "$OUT/kernel_tests_extd2.log")")
     python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
     bench_extd2 ${EXTD2_AB:-GPUEXT_KSW_FB 0 ""} ;;
+  ab)   # only the A/B benchmarks of ksw_extd2: $EXTD2_AB holds specs "VAR v1 v2 ..." separated by ';'
+        # (a value "default" leaves VAR empty), e.g. "GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
+    python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
+    IFS=';' read -ra specs <<< "${EXTD2_AB:-GPUEXT_KSW_FB 0 default}"
+    for sp in "${specs[@]}"; do bench_extd2 $sp; done ;;
   *) tests; bench ;;
 esac
 echo "== summary ($PHASE)"

@@ -9,8 +9,8 @@ pinned buffer in pieces, each piece followed at once by its asynchronous DMA on 
 stream, each run of neighbours in one DMA; `ready()` waits until everything sent so far is enqueued and returns an event on
 the stream after it. The
 pinned buffer is kept per (device, calling thread, slot) and reused by that thread's next call, so
-`close()` (waiting for every copy) must run before the caller returns. `stream(key)` is a
-non-blocking stream per (device, calling thread, key), kept across calls. `pooled_pinned(n)` is
+`close()` (waiting for every copy) must run before the caller returns. `stream(key, priority)` is a
+non-blocking stream per (device, calling thread, key, priority), kept across calls. `pooled_pinned(n)` is
 page-locked memory for result read-backs, from CuPy's pool in power-of-two blocks.
 
 An array that already lives in page-locked memory from `pinned_empty` (the caller allocated its jobs
@@ -35,14 +35,22 @@ _streams: dict = {}
 _regions: dict = {}   # pinned_empty's live allocations: start address -> end address
 
 
-def stream(key):
-    """A non-blocking stream per (device, calling thread, key), kept across calls."""
+def stream(key, priority: int = 0):
+    """A non-blocking stream per (device, calling thread, key, priority), kept across calls.
+    priority: 0 is the default; 1, 2, ... ask for higher scheduling priorities, clamped to what
+    the device has (its block scheduler then starts pending blocks of those streams first)."""
     import cupy
 
-    k = (cupy.cuda.Device().id, threading.get_ident(), key)
+    k = (cupy.cuda.Device().id, threading.get_ident(), key, priority)
     st = _streams.get(k)
     if st is None:
-        st = _streams[k] = cupy.cuda.Stream(non_blocking=True)
+        # CUDA's priorities: 0 the least, lower numbers higher (clamped to the device's range)
+        try:
+            st = cupy.cuda.Stream(non_blocking=True, priority=-priority)
+        except TypeError:   # a CuPy without the priority argument
+            rt = cupy.cuda.runtime
+            st = cupy.cuda.ExternalStream(rt.streamCreateWithPriority(rt.streamNonBlocking, -priority))
+        _streams[k] = st
     return st
 
 

@@ -332,72 +332,90 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		const ku8 *__restrict__ xo = g.x(ob), *__restrict__ vo = g.v(ob), *__restrict__ x2o = g.x2(ob);
 		ku8 *__restrict__ xn = g.x(nb_), *__restrict__ vn = g.v(nb_), *__restrict__ x2n = g.x2(nb_);
 
-		// core loop (lines 228-322): slots [st, en], 4 per thread, NT threads per step
-		for (int base = st + 128 * wid; base <= en; base += 4 * NT) {  // warp-uniform trip count
-			const int t0 = base + 4 * lane;
-			const bool act = t0 <= en;
-			const ku32 ix = (ku32)t0 & g.mask;
-			ku32 X = 0, V = 0, X2 = 0, U = 0, Y = 0, Y2 = 0, S = 0;
-			if (act) {
-				X = ld4(xo + ix), V = ld4(vo + ix), X2 = ld4(x2o + ix);
-				U = ld4(g.u + ix), Y = ld4(g.y + ix), Y2 = ld4(g.y2 + ix), S = ld4(g.s + ix);
-			}
-			ku32 Xp = __shfl_up_sync(KSW_FULL_MASK, X, 1), Vp = __shfl_up_sync(KSW_FULL_MASK, V, 1);
-			ku32 X2p = __shfl_up_sync(KSW_FULL_MASK, X2, 1);
-			if (!act) continue;
-			if (lane == 0) {  // slot t0-1: the first-slot rule, or the previous anti-diagonal's value
-				if (t0 == st) Xp = (ku32)(ku8)x1 << 24, Vp = (ku32)(ku8)v1 << 24, X2p = (ku32)(ku8)x21 << 24;
-				else {
-					const ku32 i1 = (ku32)(t0 - 1) & g.mask;
-					Xp = (ku32)xo[i1] << 24, Vp = (ku32)vo[i1] << 24, X2p = (ku32)x2o[i1] << 24;
-				}
-			}
-			// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
-			const ku32 Xs = (X << 8) | (Xp >> 24), Vs = (V << 8) | (Vp >> 24), X2s = (X2 << 8) | (X2p >> 24);
-			// this anti-diagonal's scores; other slots keep the stale s[] (spec §1.8 item 3)
-			if (!generic && t0 >= st0 && t0 + 3 <= send && t0 + 3 <= r && t0 + 3 < tlen) {
-				// four in-matrix slots: T[t0..t0+3] and Q[r-t0..r-t0-3] as words, compared per byte
-				const ku32 tw = ldu4(T + t0), qw = __byte_perm(ldu4(Q + (r - t0 - 3)), 0u, 0x0123);
-				const ku32 nn = __vcmpeq4(tw, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
-				S = sel4(nn, SCN4, sel4(__vcmpeq4(tw, qw), MCH4, MIS4));
-			} else if (!generic) {
+		// core loop (lines 228-322): slots [st, en], 4 per thread and word. Teams of 4 or more warps
+		// take WPS = 2 words per thread and step, slots t0 and t0 + 4*NT: both words read only the
+		// previous anti-diagonal (and their own slots), so they are loaded together and computed side
+		// by side, and a band of up to 8*NT slots takes one step of the loop instead of two (a long
+		// band-limited extension's anti-diagonal is a chain of latencies, not of throughput)
+		constexpr int WPS = NW >= 4 ? 2 : 1;
+		for (int base = st + 128 * wid; base <= en; base += 4 * NT * WPS) {  // warp-uniform trip count
+			ku32 X[WPS], V[WPS], X2[WPS], U[WPS], Y[WPS], Y2[WPS], S[WPS], Xp[WPS], Vp[WPS], X2p[WPS];
 #pragma unroll
-				for (int b = 0; b < 4; ++b) {
-					const int t = t0 + b;
-					if (t >= st0 && t <= send) S = set_byte(S, b, score_plain(T, Q, t, r, tlen, sc_mch, sc_mis, sc_N));
+			for (int k = 0; k < WPS; ++k) {
+				const int t0 = base + 4 * NT * k + 4 * lane;
+				X[k] = V[k] = X2[k] = U[k] = Y[k] = Y2[k] = S[k] = Xp[k] = Vp[k] = X2p[k] = 0;
+				if (k > 0 && base + 4 * NT * k > en) continue;  // warp-uniform
+				if (t0 <= en) {
+					const ku32 ix = (ku32)t0 & g.mask;
+					X[k] = ld4(xo + ix), V[k] = ld4(vo + ix), X2[k] = ld4(x2o + ix);
+					U[k] = ld4(g.u + ix), Y[k] = ld4(g.y + ix), Y2[k] = ld4(g.y2 + ix), S[k] = ld4(g.s + ix);
 				}
-			} else {
-#pragma unroll
-				for (int b = 0; b < 4; ++b) {
-					const int t = t0 + b;
-					if (t >= st0 && t <= en0) S = set_byte(S, b, mat[T[t] * 5 + Q[r - t]]);
-				}
+				Xp[k] = __shfl_up_sync(KSW_FULL_MASK, X[k], 1), Vp[k] = __shfl_up_sync(KSW_FULL_MASK, V[k], 1);
+				X2p[k] = __shfl_up_sync(KSW_FULL_MASK, X2[k], 1);
 			}
-			ku32 Un, Vn, Xn, Yn, X2n, Y2n;
-			const ku32 d = cell4(Xs, Vs, X2s, U, Y, Y2, S, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn, X2n, Y2n);
-			st4(g.u + ix, Un), st4(vn + ix, Vn), st4(xn + ix, Xn), st4(g.y + ix, Yn);
-			st4(x2n + ix, X2n), st4(g.y2 + ix, Y2n), st4(g.s + ix, S);
-			if (with_cigar) st4(Pr + (t0 - st), d);
-			// exact maximum: H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358)
-			if (!approx && t0 <= en0 && t0 + 3 >= st0) {
-				int4 h4 = *(int4*)(g.H + ix);
-				int hv[4] = {h4.x, h4.y, h4.z, h4.w};
 #pragma unroll
-				for (int b = 0; b < 4; ++b) {
-					const int t = t0 + b;
-					if (t < st0 || t > en0) continue;
-					int h;
-					ku32 rk;
-					if (r == 0) h = sbyte(Vn, b) - qe;
-					else if (t == en0) h = en0 > 0 ? Hprev + sbyte(Un, b) : hv[b] + sbyte(Vn, b);
-					else h = hv[b] + sbyte(Vn, b);
-					hv[b] = h;
-					if (t == en0) rk = 0;
-					else if (t < en1) rk = 1 + (ku32)((t - st0) & 3) * (ku32)n4 + (ku32)((t - st0) >> 2);
-					else rk = 1 + (ku32)(en1 - st0) + (ku32)(t - en1);
-					if (h > bestV || (h == bestV && rk < bestR)) bestV = h, bestR = rk;
+			for (int k = 0; k < WPS; ++k) {
+				const int t0 = base + 4 * NT * k + 4 * lane;
+				if (t0 > en) continue;
+				const ku32 ix = (ku32)t0 & g.mask;
+				if (lane == 0) {  // slot t0-1: the first-slot rule, or the previous anti-diagonal's value
+					if (t0 == st) Xp[k] = (ku32)(ku8)x1 << 24, Vp[k] = (ku32)(ku8)v1 << 24, X2p[k] = (ku32)(ku8)x21 << 24;
+					else {
+						const ku32 i1 = (ku32)(t0 - 1) & g.mask;
+						Xp[k] = (ku32)xo[i1] << 24, Vp[k] = (ku32)vo[i1] << 24, X2p[k] = (ku32)x2o[i1] << 24;
+					}
 				}
-				*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
+				// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
+				const ku32 Xs = (X[k] << 8) | (Xp[k] >> 24), Vs = (V[k] << 8) | (Vp[k] >> 24);
+				const ku32 X2s = (X2[k] << 8) | (X2p[k] >> 24);
+				// this anti-diagonal's scores; other slots keep the stale s[] (spec §1.8 item 3)
+				ku32 Sk = S[k];
+				if (!generic && t0 >= st0 && t0 + 3 <= send && t0 + 3 <= r && t0 + 3 < tlen) {
+					// four in-matrix slots: T[t0..t0+3] and Q[r-t0..r-t0-3] as words, compared per byte
+					const ku32 tw = ldu4(T + t0), qw = __byte_perm(ldu4(Q + (r - t0 - 3)), 0u, 0x0123);
+					const ku32 nn = __vcmpeq4(tw, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
+					Sk = sel4(nn, SCN4, sel4(__vcmpeq4(tw, qw), MCH4, MIS4));
+				} else if (!generic) {
+#pragma unroll
+					for (int b = 0; b < 4; ++b) {
+						const int t = t0 + b;
+						if (t >= st0 && t <= send) Sk = set_byte(Sk, b, score_plain(T, Q, t, r, tlen, sc_mch, sc_mis, sc_N));
+					}
+				} else {
+#pragma unroll
+					for (int b = 0; b < 4; ++b) {
+						const int t = t0 + b;
+						if (t >= st0 && t <= en0) Sk = set_byte(Sk, b, mat[T[t] * 5 + Q[r - t]]);
+					}
+				}
+				ku32 Un, Vn, Xn, Yn, X2n, Y2n;
+				const ku32 d = cell4(Xs, Vs, X2s, U[k], Y[k], Y2[k], Sk, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn,
+									 X2n, Y2n);
+				st4(g.u + ix, Un), st4(vn + ix, Vn), st4(xn + ix, Xn), st4(g.y + ix, Yn);
+				st4(x2n + ix, X2n), st4(g.y2 + ix, Y2n), st4(g.s + ix, Sk);
+				if (with_cigar) st4(Pr + (t0 - st), d);
+				// exact maximum: H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358); branch-free
+				// per slot (selects), the slots outside [st0, en0] keep their H and take no part
+				if (!approx && t0 <= en0 && t0 + 3 >= st0) {
+					int4 h4 = *(int4*)(g.H + ix);
+					int hv[4] = {h4.x, h4.y, h4.z, h4.w};
+#pragma unroll
+					for (int b = 0; b < 4; ++b) {
+						const int t = t0 + b, dt = t - st0, vb = sbyte(Vn, b);
+						int h = hv[b] + vb;
+						if (t == en0 && en0 > 0) h = Hprev + sbyte(Un, b);
+						if (r == 0) h = vb - qe;
+						// rank: en0 first, then (t - st0) mod 4 groups below en1, then [en1, en0)
+						// (1 + (en1 - st0) + (t - en1) = 1 + dt there)
+						ku32 rk = t < en1 ? 1 + (ku32)(dt & 3) * (ku32)n4 + (ku32)(dt >> 2) : 1 + (ku32)dt;
+						if (t == en0) rk = 0;
+						const bool in = t >= st0 && t <= en0;
+						const bool better = in && (h > bestV || (h == bestV && rk < bestR));
+						bestV = better ? h : bestV, bestR = better ? rk : bestR;
+						hv[b] = in ? h : hv[b];
+					}
+					*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
+				}
 			}
 		}
 		// score stores past en (only when st0 is not 16-aligned): slots (en, send]
@@ -763,7 +781,8 @@ KSW_REG_LIST
 // with H(-1,-1) = 0 and the boundary H(-1,n) = H(n,-1) = boundary_diff(0..n) summed (§1.7). The
 // direction byte is ksw2's (§1.10, left ties): the winner of strict compares in the order
 // diagonal, E, F, E2, F2 before the clamp, and the continuation bits E > H-q, F > H-q, E2 > H-q2,
-// F2 > H-q2 (0x08..0x40).
+// F2 > H-q2 (0x08..0x40); only bits 0-2 differ: they hold 4 - the winner's state code (the
+// backtrack, tb_job with fbk, turns them back).
 //
 // Mapping: a warp per job walks the query in passes of 32*K columns. Lane L owns the K columns
 // from j0 = 32*K*p + K*L and at step s computes row i = s - L (a wavefront skewed by a row per
@@ -876,6 +895,12 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		int hdiag = 8 * boundary_h(j0 - 1, qe, e, e2, long_thres, long_diff);  // H(i-1, j0-1), row i = 0
 		int oh = 0, of = 0, of2 = 0;  // this lane's outputs of the previous step
 		int hb = 0;  // lane 0 of pass 0: H(i, -1), summed row by row
+		// the pass pipeline loads a step ahead (a step is a chain of latencies for a lone warp): the
+		// target base of the lane's next row, and lane 0's previous-pass values of its next row once
+		// they are there
+		ku32 tnext = T[0];
+		int ph = 0, pf = 0, pf2 = 0;
+		bool pre = false;
 		ku8* __restrict__ Pp = P + (ki64)p * S * W + (ki64)lane * K;  // this lane's bytes of step s
 		for (int s = 0; s < tlen + la - 1; ++s, Pp += la * K) {
 			const int i = s - lane;
@@ -893,12 +918,17 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				if (p == 0) {
 					hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
 					hl = 8 * hb, fl = 8 * (hb - qe) + 2, f2l = 8 * (hb - qe2);
+				} else {
+					if (pre) hl = ph, fl = pf, f2l = pf2;
+					else hl = bin[4 * i], fl = bin[4 * i + 1], f2l = bin[4 * i + 2];
+					pre = PIPE && i + 1 < avail && i + 1 < tlen;  // row i+1 written (and fenced) already
+					if (pre) ph = bin[4 * i + 4], pf = bin[4 * i + 5], pf2 = bin[4 * i + 6];
 				}
-				else hl = bin[4 * i], fl = bin[4 * i + 1], f2l = bin[4 * i + 2];
 			}
 			// the scores of target base tb against query bases 0-3 (bytes 0-3) and N (byte 4 = SC_HI's
 			// byte 0), each as 8 * score + 132: the non-generic rule of §1.9, one byte_perm per cell
-			const ku32 tb = T[i];
+			const ku32 tb = PIPE ? tnext : T[i];  // (the warp-per-job kernels have no register to spare)
+			if (PIPE && i + 1 < tlen) tnext = T[i + 1];
 			const ku32 sc_row = tb == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * tb));
 			int hd = hdiag, F = fl, F2 = f2l;
 			ku32 dw[(K + 3) / 4];
@@ -909,11 +939,13 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				// max of the words is the max with ksw2's first-wins order (strict compares in the
 				// order diagonal, E, F, E2, F2) in its low 3 bits
 				const int m = __vimax3_s32(__vimax3_s32(hd + (int)__byte_perm(sc_row, SC_HI, qsel[c]) - 128, E, F), E2, F2);
-				int d = 4 - (m & 7);
-				const int z = min(m & ~7, hd + sc_mch8);  // 8 H(i,j), clamped (§1.6)
+				// 8 H(i,j), clamped (§1.6): min(m & ~7, X) = min(m, X + 7) & ~7 for X = hd + 8 mch, a
+				// multiple of 8 (one add-min instead of a mask, an add and a min)
+				const int z = __viaddmin_s32(hd, sc_mch8 + 7, m) & ~7;
 				// X > H-q for a tagged X (tag < 8): X > 8(H-q) + 7
 				const int t1 = z + qt1, t2 = z + qt2;
-				d |= (E > t1) << 3 | (F > t1) << 4 | (E2 > t2) << 5 | (F2 > t2) << 6;
+				// the direction byte with the tag in bits 0-2 (the backtrack reads 4 - tag, ksw2's state)
+				const int d = (m & 7) | (E > t1) << 3 | (F > t1) << 4 | (E2 > t2) << 5 | (F2 > t2) << 6;
 				// next gap states, max(X, H-q) - e, tags kept: max(X, 8(H-q) + tag) - 8e
 				Ee[c] = max(E, t1 - 4) - e8, Ee2[c] = max(E2, t2 - 6) - e28;
 				F = max(F, t1 - 5) - e8, F2 = max(F2, t2 - 7) - e28;
@@ -1048,8 +1080,10 @@ __device__ __forceinline__ void tb_job(
 				else a = 0, b = lane;
 				const int ci = i - a, cj = j - b;
 				val = 0;
-				if (ci >= 0 && cj >= 0 && fbk) {  // a full-band job (dp_fb): no cell is forced
+				if (ci >= 0 && cj >= 0 && fbk) {  // a full-band job (dp_fb): no cell is forced; its
+					// byte holds the maximum's tag 4 - state in bits 0-2
 					val = P[fb_addr(ci, cj, qlen, tlen, fbk)];
+					val = (val & ~7u) | (4 - (val & 7u));
 				} else if (ci >= 0 && cj >= 0) {
 					const int rr = ci + cj;
 					const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;

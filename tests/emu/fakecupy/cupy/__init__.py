@@ -120,7 +120,7 @@ class _Event:
 class _Stream:
     _current: list = []
 
-    def __init__(self, non_blocking: bool = False):
+    def __init__(self, non_blocking: bool = False, priority: int = 0):
         self.ptr = id(self)
 
     def __enter__(self):
