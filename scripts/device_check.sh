@@ -2,7 +2,7 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: scripts/device_check.sh [tests|bench|all|bwa|extd2|ab]  (two calls fit the 10-minute limit better;
+#   usage: scripts/device_check.sh [tests|bench|all|bwa|extd2|ab|build]  (two calls fit the 10-minute limit better;
 #   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
 #   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
@@ -100,6 +100,7 @@ case $PHASE in
     python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
     IFS=';' read -ra specs <<< "${EXTD2_AB:-GPUEXT_KSW_FB 0 default}"
     for sp in "${specs[@]}"; do bench_extd2 $sp; done ;;
+  build) ;;   # only the build (for profiling runs after it)
   *) tests; bench ;;
 esac
 echo "== summary ($PHASE)"
