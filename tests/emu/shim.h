@@ -45,6 +45,7 @@ static inline int max(int a, int b) { return a > b ? a : b; }
 // DPX (sm_90): the max of three signed ints
 static inline int __vimax3_s32(int a, int b, int c) { return max(max(a, b), c); }
 static inline int __viaddmin_s32(int a, int b, int c) { return min(a + b, c); }
+static inline int __viaddmax_s32(int a, int b, int c) { return max(a + b, c); }
 
 static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
 static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }

@@ -59,7 +59,7 @@ WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or mor
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
 FB_K = (4, 5, 6, 8, 10, 12, 16)   # query columns per lane (FB_KS); class KSW_FB_CLS + 7: ksw_extd2_dp_fbp
-                                  # (big jobs, K = 16)
+FBP_K = 4                         # (big jobs of several passes, K = FBP_K, KSW_FBP_K)
 FB_THREADS = 128           # threads per block of ksw_extd2_dp_fb<K> (a warp per job)
 KSW_NCLS = 49              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 8 full-band,
                            # + jobs not run
@@ -203,7 +203,7 @@ def _class_key(c: int) -> tuple:
     """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
     register class ("reg", ring lg, exact); for a full-band class ("fb" or "fbp", K)."""
     if c == KSW_FB_CLS + len(FB_K):
-        return "fbp", 16
+        return "fbp", FBP_K
     if c >= KSW_FB_CLS:
         return "fb", FB_K[c - KSW_FB_CLS]
     if c >= KSW_REG_CLS:

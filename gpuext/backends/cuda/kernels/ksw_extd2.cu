@@ -872,6 +872,11 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	const ku32 SC_MIS4 = rep4(8 * sc_mis + 132), SC_MCH4 = rep4(8 * sc_mch + 132), SC_N4 = rep4(8 * sc_N + 132);
 	const ku32 SC_HI = (ku32)(8 * sc_N + 132);
 	const int sc_mch8 = 8 * sc_mch, qt1 = 7 - 8 * q, qt2 = 7 - 8 * q2, e8 = 8 * e, e28 = 8 * e2;
+	int ce1 = qt1 - 4 - e8, ce2 = qt2 - 6 - e28, cf1 = qt1 - 5 - e8, cf2 = qt2 - 7 - e28;
+	int qt1r = qt1, qt2r = qt2, e8r = e8, e28r = e28, mc7 = sc_mch8 + 7;
+	// kept in registers: without this empty asm the compiler recomputes them from the int8 gap
+	// costs in every step (14 uniform-datapath instructions of ~330 per step of dp_fb8)
+	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(qt1r), "+r"(qt2r), "+r"(e8r), "+r"(e28r), "+r"(mc7));
 	const int p1 = PIPE ? blockIdx.x / n_list : 0;
 	if (p1 >= npass) return;
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
@@ -938,17 +943,20 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				// tagged maximum: the five candidates x 8 plus 4 - (ksw2's state code), so that the
 				// max of the words is the max with ksw2's first-wins order (strict compares in the
 				// order diagonal, E, F, E2, F2) in its low 3 bits
-				const int m = __vimax3_s32(__vimax3_s32(hd + (int)__byte_perm(sc_row, SC_HI, qsel[c]) - 128, E, F), E2, F2);
+				// (F and F2, which chain the row's cells, enter last: the chain from F to the next F is
+				// then max3, add-min, mask, add-max)
+				const int m = __vimax3_s32(__vimax3_s32(hd + (int)__byte_perm(sc_row, SC_HI, qsel[c]) - 128, E, E2), F, F2);
 				// 8 H(i,j), clamped (§1.6): min(m & ~7, X) = min(m, X + 7) & ~7 for X = hd + 8 mch, a
 				// multiple of 8 (one add-min instead of a mask, an add and a min)
-				const int z = __viaddmin_s32(hd, sc_mch8 + 7, m) & ~7;
+				const int z = __viaddmin_s32(hd, mc7, m) & ~7;
 				// X > H-q for a tagged X (tag < 8): X > 8(H-q) + 7
-				const int t1 = z + qt1, t2 = z + qt2;
+				const int t1 = z + qt1r, t2 = z + qt2r;
 				// the direction byte with the tag in bits 0-2 (the backtrack reads 4 - tag, ksw2's state)
 				const int d = (m & 7) | (E > t1) << 3 | (F > t1) << 4 | (E2 > t2) << 5 | (F2 > t2) << 6;
-				// next gap states, max(X, H-q) - e, tags kept: max(X, 8(H-q) + tag) - 8e
-				Ee[c] = max(E, t1 - 4) - e8, Ee2[c] = max(E2, t2 - 6) - e28;
-				F = max(F, t1 - 5) - e8, F2 = max(F2, t2 - 7) - e28;
+				// next gap states, max(X, H-q) - e, tags kept: max(X, 8(H-q) + tag) - 8e, as
+				// max(8H + (7 - 8q + tag - 7) - 8e, X - 8e) with X - 8e off the chain
+				Ee[c] = __viaddmax_s32(z, ce1, E - e8r), Ee2[c] = __viaddmax_s32(z, ce2, E2 - e28r);
+				F = __viaddmax_s32(z, cf1, F - e8r), F2 = __viaddmax_s32(z, cf2, F2 - e28r);
 				hd = Hup[c], Hup[c] = z;
 				if ((c & 3) == 0) dw[c >> 2] = (ku32)d;
 				else dw[c >> 2] |= (ku32)d << (8 * (c & 3));
@@ -976,7 +984,9 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 }
 
 // ksw_extd2_dp_fb<K>: full-band APPROX_MAX jobs, a warp per job, K columns per lane;
-// ksw_extd2_dp_fbp (K = 16): big ones, a block (one warp) per pass, n_list * (most passes) blocks.
+// ksw_extd2_dp_fbp (K = KSW_FBP_K = 4): big ones of more than 512 columns, a block (one warp) per
+// pass, n_list * (most passes) blocks: the pipeline's time is its rows times the latency of one
+// step, which grows with K (E. coli's 10k-row jobs: 21 ms with K = 16).
 // Both end with the job's backtrack (no ksw_extd2_tb launch). Parameters: the other DP kernels'
 // (smem_lg, doff, ring_lgv are not used; the ring arena holds the pass buffers, one or one per
 // pass, of 16 bytes per row), then the backtrack's end_bonus, CIGAR offsets, CIGAR arena and
@@ -1008,9 +1018,10 @@ KSW_DP_FB(8)
 KSW_DP_FB(10)
 KSW_DP_FB(12)
 KSW_DP_FB(16)
+#define KSW_FBP_K 4  // columns per lane of ksw_extd2_dp_fbp (as FBP_K of the launcher)
 extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbp(KSW_FB_PARAMS, int* prog)
 {
-	dp_fb<16, true>(KSW_FB_ARGS, prog);
+	dp_fb<KSW_FBP_K, true>(KSW_FB_ARGS, prog);
 }
 
 // ---- backtrack -------------------------------------------------------------------------------
@@ -1254,8 +1265,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 // register kernels: class KSW_REG_CLS + 2 * (ring lg - 6) + (1 exact, 0 APPROX_MAX);
 // With fb on, a job whose band covers the matrix and whose flags are APPROX_MAX (and REV_CIGAR)
 // takes ksw_extd2_dp_fb<K> instead, K of FB_KS as qlen needs (class KSW_FB_CLS + its index), or
-// ksw_extd2_dp_fbp (K = 16, a block per pass; tot[3]: the most passes) when it is big and takes
-// several passes (+ KSW_FB_NK); its sizes become that
+// ksw_extd2_dp_fbp (K = KSW_FBP_K, a block per pass; tot[3]: the most passes) when it is big and
+// takes several passes of K = 16 (+ KSW_FB_NK); its sizes become that
 // kernel's (direction layout of fb_addr, no anti-diagonal offsets, pass buffers of 16 bytes per
 // row in the ring arena when it takes several passes) and tot[2] follows. KSW_NCLS - 1 for jobs
 // that do not run. key: the class, then the band cells, largest first.
@@ -1273,10 +1284,11 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 		const bool big = (double)cells > big_share * (double)tot[0];
 		const int steps = (width + 127) / 128;
 		// a job that is not big but whose ring (in shared memory) has 2^wide_lg slots or more, a
-		// band-limited extension, also gets 4 warps unless the register kernels take it: a single
-		// warp's steps per anti-diagonal made such jobs the critical path of a batch
+		// band-limited extension, also gets 4 warps (from 3 steps of 128 slots per anti-diagonal)
+		// unless the register kernels take it: a single warp's steps per anti-diagonal made such
+		// jobs the critical path of a batch
 		const bool wide = wide_lg > 0 && lg >= wide_lg && lg <= KSW_SMEM_MAX_LG && !(lg <= reg_lg && lg <= 10);
-		const int team = big && steps >= 24 ? 16 : (big || wide) && steps >= 6 ? 4 : 1;
+		const int team = big && steps >= 24 ? 16 : (big && steps >= 6) || (wide && steps >= 3) ? 4 : 1;
 		const bool smem = lg <= KSW_SMEM_MAX_LG;
 		const int L = team == 1 && smem && lg < lfloor ? lfloor : lg;
 		const int ql = o32[0 * m + k], tl = o32[1 * m + k], w = o32[2 * m + k], fl = o32[5 * m + k];
@@ -1284,8 +1296,10 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			// the fewest columns per lane (of FB_KS) that cover the query in one pass, or the most
 			int ki = 0;
 			while (ki < KSW_FB_NK - 1 && 32 * FB_KS[ki] < ql) ++ki;
-			const int K = FB_KS[ki], W = 32 * K, npass = (ql + W - 1) / W;
-			const bool pipe = big && npass > 1;  // a big job of several passes: a block per pass
+			// a big job of several passes: a block per pass of KSW_FBP_K columns per lane (a short
+			// step: the pipeline's time is its rows times the step's latency)
+			const bool pipe = big && 32 * FB_KS[ki] < ql;
+			const int K = pipe ? KSW_FBP_K : FB_KS[ki], W = 32 * K, npass = (ql + W - 1) / W;
 			const ki64 lanes = (ki64)(npass - 1) * 32 + (ql - (npass - 1) * W + K - 1) / K;
 			const ki64 db = (lanes * (tl + 31) * K + 15) / 16 * 16;
 			const ki64 ring = npass > 1 ? 16 * (ki64)tl * (pipe ? npass : 1) : 0;
