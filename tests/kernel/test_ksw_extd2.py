@@ -224,6 +224,26 @@ def test_full_band_kernels_only_where_exact(monkeypatch):
     assert not _fb_on(4, 2, 24, 1, score_matrix(2, 4))
 
 
+def test_launch_order_puts_long_running_classes_first():
+    """The launch order of ksw_extd2's classes: warp teams (their jobs are the longest chains of
+    anti-diagonals), then the pass pipeline, then full-band classes of several passes or long rows
+    and wide one-warp rings, ahead of the short gap fills (fb4..fb8, the register kernels, small
+    rings), and the stream priorities never rise along that order (lower ranks run on streams the
+    block scheduler serves first)."""
+    from gpuext.backends.cuda.ksw_extd2 import KSW_NCLS, _class_key, _launch_rank
+
+    keys = [_class_key(c) for c in range(KSW_NCLS - 1)]
+    order = sorted(keys, key=lambda k: (-_launch_rank(k)[0], _launch_rank(k)[1]))
+    pos = {k: i for i, k in enumerate(order)}
+    teams = [k for k in keys if k[0] in (16, 4)]
+    short = [k for k in keys if k[0] == "reg" or (k[0] == "fb" and k[1] <= 8) or (k[0] == 1 and 0 <= k[1] <= 8)]
+    assert max(pos[k] for k in teams) < pos[("fbp", 4)] < min(pos[k] for k in keys if k[0] in ("fb", 1, "reg"))
+    assert max(pos[k] for k in keys if k in (("fb", 16), ("fb", 12), ("fb", 10), (1, -1), (1, 10))) < \
+        min(pos[k] for k in short)
+    prios = [_launch_rank(k)[0] for k in order]
+    assert prios == sorted(prios, reverse=True) and prios[0] > prios[-1] == 0
+
+
 @pytest.mark.gpu
 def test_supports_rejects_other_kernels_and_oversized_jobs():
     from gpuext.backends.cuda import ksw_extd2

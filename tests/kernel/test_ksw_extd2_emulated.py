@@ -76,7 +76,9 @@ CASES = {
                   "--expect", "w16_gmem"], {}),
     "gmem-w1": (["--presets", "map-hifi", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",
                  "--big-share", "1", "--expect", "w1_gmem"], {}),
-    "chunked": (["--presets", "map-ont", "--jobs", "60", "--max-len", "1500", "--seed", "19", "--chunked"], {}),
+    # and the launch classes in class order on default-priority streams (the A/B knob)
+    "chunked": (["--presets", "map-ont", "--jobs", "60", "--max-len", "1500", "--seed", "19", "--chunked"],
+                {"GPUEXT_KSW_PRIO": "0"}),
 }
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None or platform.machine() != "x86_64",

@@ -17,7 +17,8 @@ Work plan of one `run` (the host never loops over the jobs):
    orders the jobs by class, largest first, and `ksw_extd2_offsets` lays out the arenas; one small
    read-back (jobs per class, arena sizes, totals) is the only synchronisation before the DP;
 3. jobs that do not fit the memory budget together are cut into chunks (largest first);
-4. per chunk, one DP launch per class, each on its own stream: APPROX_MAX jobs whose band covers
+4. per chunk, one DP launch per class, each on its own stream, the longest-running classes first
+   and on streams of higher priority (`_launch_rank`): APPROX_MAX jobs whose band covers
    the matrix (first-pass gap fills) run a clean DP (`ksw_extd2_dp_fb<K>`, a warp per job, or
    `ksw_extd2_dp_fbp`, a block per pass of a big job) and backtrack themselves; the others follow
    ksw2's int8 arrays lane for lane and are followed on their stream by their backtrack
