@@ -31,10 +31,14 @@ tests() {
   table+=("regression (cuda): $(tail -1 "$OUT/regression_cuda.log")")
 }
 
+# the 10,000 simulated ONT reads (made once per call)
+big_ont() { [ -f "$T/big_ont.fq.gz" ] || python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"; }
+
 # ksw_extd2 on recorded jobs, A/B of a launcher knob: $1 = the variable (e.g. GPUEXT_KSW_FB), then its
-# values ("" = the default); the job sets are recorded first (big_ont needs $T/big_ont.fq.gz)
+# values ("" = the default); the job sets are recorded first
 bench_extd2() {
   local var=$1; shift
+  big_ont
   echo "== ksw_extd2 on recorded jobs (GPU incl. transfers vs stock ksw2 on $NT cores), A/B of $var"
   for row in "big_ont:$T/big_ont.fq.gz" "ecoli_ont:$ONT"; do
     name=${row%%:*}; reads=${row#*:}
@@ -49,7 +53,7 @@ bench_extd2() {
 }
 
 bench() {
-  python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
+  big_ont
   python3 scripts/simulate_reads.py --profile hifi -n 3000 --seed 7 -o "$T/sim_hifi.fq.gz" "$REF"
   echo "== end to end: stock minimap2 -t$NT vs gpuext map --backend cuda -t$NT (identity checked)"
   for row in "map-ont:$ONT" "map-hifi:$T/sim_hifi.fq.gz" "map-ont:$T/big_ont.fq.gz"; do
@@ -93,11 +97,9 @@ case $PHASE in
     timeout 280 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extd2.py tests/kernel/test_recorded_jobs.py \
       2>&1 | tee "$OUT/kernel_tests_extd2.log" | tail -4
     table+=("GPU tests (ksw_extd2): $(tail -1 "$OUT/kernel_tests_extd2.log")")
-    python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
     bench_extd2 ${EXTD2_AB:-GPUEXT_KSW_FB 0 ""} ;;
   ab)   # only the A/B benchmarks of ksw_extd2: $EXTD2_AB holds specs "VAR v1 v2 ..." separated by ';'
         # (a value "default" leaves VAR empty), e.g. "GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
-    python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"
     IFS=';' read -ra specs <<< "${EXTD2_AB:-GPUEXT_KSW_FB 0 default}"
     for sp in "${specs[@]}"; do bench_extd2 $sp; done ;;
   build) ;;   # only the build (for profiling runs after it)

@@ -230,10 +230,10 @@ def test_launch_order_puts_long_running_classes_first():
     and wide one-warp rings, ahead of the short gap fills (fb4..fb8, the register kernels, small
     rings), and the stream priorities never rise along that order (lower ranks run on streams the
     block scheduler serves first)."""
-    from gpuext.backends.cuda.ksw_extd2 import KSW_NCLS, _class_key, _launch_rank
+    from gpuext.backends.cuda.ksw_extd2 import KSW_NCLS, _class_key, _launch_order, _launch_rank
 
     keys = [_class_key(c) for c in range(KSW_NCLS - 1)]
-    order = sorted(keys, key=lambda k: (-_launch_rank(k)[0], _launch_rank(k)[1]))
+    order = _launch_order(keys)
     pos = {k: i for i, k in enumerate(order)}
     teams = [k for k in keys if k[0] in (16, 4)]
     short = [k for k in keys if k[0] == "reg" or (k[0] == "fb" and k[1] <= 8) or (k[0] == 1 and 0 <= k[1] <= 8)]

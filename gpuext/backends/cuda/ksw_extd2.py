@@ -229,7 +229,15 @@ def _launch_rank(key: tuple) -> tuple[int, int]:
         return (1, 20 - L) if L >= 10 else (0, 40 - L)
     if kind == "reg":
         return 0, 30 - L
-    return (1, 10 if L < 0 else 24 - L) if L < 0 or L >= 9 else (0, 24 - L)
+    if L < 0:   # one warp, a ring in global memory
+        return 1, 10
+    return (1 if L >= 9 else 0), 24 - L
+
+
+def _launch_order(keys) -> list:
+    """The launch class keys in launch order: highest stream priority first, then _launch_rank's
+    position."""
+    return sorted(keys, key=lambda k: (-_launch_rank(k)[0], _launch_rank(k)[1]))
 
 
 def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
@@ -392,10 +400,9 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 keep = []   # buffers of launches in flight
                 first = np.concatenate([[0], np.cumsum(cnt)]).astype(np.int64)   # lst32 is in class order
                 off = int(first[-1])
-                classes = [(int(c), _class_key(int(c))) for c in np.flatnonzero(cnt)]
-                if prio:
-                    classes.sort(key=lambda ck: (-_launch_rank(ck[1])[0], _launch_rank(ck[1])[1]))
-                for c, key in classes:
+                present = {_class_key(int(c)): int(c) for c in np.flatnonzero(cnt)}
+                for key in (_launch_order(present) if prio else present):
+                    c = present[key]
                     nw, L = key[:2]
                     smem = L >= 0
                     if nw == "reg":   # a group of G lanes per job, the ring in registers

@@ -871,12 +871,11 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	// plus a tag (E 3, F 2, E2 1, F2 0)
 	const ku32 SC_MIS4 = rep4(8 * sc_mis + 132), SC_MCH4 = rep4(8 * sc_mch + 132), SC_N4 = rep4(8 * sc_N + 132);
 	const ku32 SC_HI = (ku32)(8 * sc_N + 132);
-	const int sc_mch8 = 8 * sc_mch, qt1 = 7 - 8 * q, qt2 = 7 - 8 * q2, e8 = 8 * e, e28 = 8 * e2;
+	int qt1 = 7 - 8 * q, qt2 = 7 - 8 * q2, e8 = 8 * e, e28 = 8 * e2, mc7 = 8 * sc_mch + 7;
 	int ce1 = qt1 - 4 - e8, ce2 = qt2 - 6 - e28, cf1 = qt1 - 5 - e8, cf2 = qt2 - 7 - e28;
-	int qt1r = qt1, qt2r = qt2, e8r = e8, e28r = e28, mc7 = sc_mch8 + 7;
 	// kept in registers: without this empty asm the compiler recomputes them from the int8 gap
 	// costs in every step (14 uniform-datapath instructions of ~330 per step of dp_fb8)
-	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(qt1r), "+r"(qt2r), "+r"(e8r), "+r"(e28r), "+r"(mc7));
+	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(qt1), "+r"(qt2), "+r"(e8), "+r"(e28), "+r"(mc7));
 	const int p1 = PIPE ? blockIdx.x / n_list : 0;
 	if (p1 >= npass) return;
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
@@ -950,13 +949,13 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				// multiple of 8 (one add-min instead of a mask, an add and a min)
 				const int z = __viaddmin_s32(hd, mc7, m) & ~7;
 				// X > H-q for a tagged X (tag < 8): X > 8(H-q) + 7
-				const int t1 = z + qt1r, t2 = z + qt2r;
+				const int t1 = z + qt1, t2 = z + qt2;
 				// the direction byte with the tag in bits 0-2 (the backtrack reads 4 - tag, ksw2's state)
 				const int d = (m & 7) | (E > t1) << 3 | (F > t1) << 4 | (E2 > t2) << 5 | (F2 > t2) << 6;
 				// next gap states, max(X, H-q) - e, tags kept: max(X, 8(H-q) + tag) - 8e, as
 				// max(8H + (7 - 8q + tag - 7) - 8e, X - 8e) with X - 8e off the chain
-				Ee[c] = __viaddmax_s32(z, ce1, E - e8r), Ee2[c] = __viaddmax_s32(z, ce2, E2 - e28r);
-				F = __viaddmax_s32(z, cf1, F - e8r), F2 = __viaddmax_s32(z, cf2, F2 - e28r);
+				Ee[c] = __viaddmax_s32(z, ce1, E - e8), Ee2[c] = __viaddmax_s32(z, ce2, E2 - e28);
+				F = __viaddmax_s32(z, cf1, F - e8), F2 = __viaddmax_s32(z, cf2, F2 - e28);
 				hd = Hup[c], Hup[c] = z;
 				if ((c & 3) == 0) dw[c >> 2] = (ku32)d;
 				else dw[c >> 2] |= (ku32)d << (8 * (c & 3));
