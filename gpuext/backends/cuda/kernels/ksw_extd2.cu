@@ -779,10 +779,10 @@ KSW_REG_LIST
 //   F(i,j) = max(H(i,j-1) - q, F(i,j-1)) - e,   F(i,0) = H(i,-1) - (q+e)      (F2: q2, e2)
 //   H(i,j) = min(max(H(i-1,j-1) + s, E, F, E2, F2), H(i-1,j-1) + mat[0])
 // with H(-1,-1) = 0 and the boundary H(-1,n) = H(n,-1) = boundary_diff(0..n) summed (§1.7). The
-// direction byte is ksw2's (§1.10, left ties): the winner of strict compares in the order
-// diagonal, E, F, E2, F2 before the clamp, and the continuation bits E > H-q, F > H-q, E2 > H-q2,
-// F2 > H-q2 (0x08..0x40); only bits 0-2 differ: they hold 4 - the winner's state code (the
-// backtrack, tb_job with fbk, turns them back).
+// direction byte holds ksw2's information (§1.10, left ties) in a layout of its own: bits 0-2 the
+// winner of strict compares in the order diagonal, E, F, E2, F2 before the clamp as 4 - its state
+// code, bits 4-7 the continuation bits E > H-q, F > H-q, E2 > H-q2, F2 > H-q2 (ksw2's 0x08..0x40
+// shifted up by one), bit 3 undefined; the backtrack (tb_job with fbk) turns it into ksw2's byte.
 //
 // Mapping: a warp per job walks the query in passes of 32*K columns. Lane L owns the K columns
 // from j0 = 32*K*p + K*L and at step s computes row i = s - L (a wavefront skewed by a row per
@@ -807,7 +807,20 @@ __device__ __forceinline__ ki64 fb_addr(int i, int j, int qlen, int tlen, int K)
 {
 	const int W = 32 * K, p = j / W, npass = (qlen + W - 1) / W, jj = j - p * W, L = jj / K;
 	const int la = p < npass - 1 ? 32 : (qlen - p * W + K - 1) / K;
-	return ((ki64)p * (tlen + 31) * 32 + (ki64)(i + L) * la + L) * K + (jj - L * K);
+	const int c = jj - L * K, n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;  // column c: byte n-1-(c&3) of its word
+	return ((ki64)p * (tlen + 31) * 32 + (ki64)(i + L) * la + L) * K + (c & ~3) + n - 1 - (c & 3);
+}
+
+// (a & ~m) | (b & m) in one LOP3 (the compiler made two of it)
+__device__ __forceinline__ ku32 lop3_sel(ku32 a, ku32 b, ku32 m)
+{
+#ifdef GX_EMU
+	return (a & ~m) | (b & m);
+#else
+	ku32 d;
+	asm("lop3.b32 %0, %1, %2, %3, 0xD8;" : "=r"(d) : "r"(a), "r"(b), "r"(m));
+	return d;
+#endif
 }
 
 // a lane's K direction bytes of one step (packed 4 per word) at a multiple of K: one 8- or 16-byte
@@ -871,11 +884,16 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	// plus a tag (E 3, F 2, E2 1, F2 0)
 	const ku32 SC_MIS4 = rep4(8 * sc_mis + 132), SC_MCH4 = rep4(8 * sc_mch + 132), SC_N4 = rep4(8 * sc_N + 132);
 	const ku32 SC_HI = (ku32)(8 * sc_N + 132);
-	int qt1 = 7 - 8 * q, qt2 = 7 - 8 * q2, e8 = 8 * e, e28 = 8 * e2, mc7 = 8 * sc_mch + 7;
-	int ce1 = qt1 - 4 - e8, ce2 = qt2 - 6 - e28, cf1 = qt1 - 5 - e8, cf2 = qt2 - 7 - e28;
+	// X > H-q for a state X = 8x + g (tag g): x > H-q, i.e. X > 8(H-q) + t for any t in [g, 7]: the
+	// thresholds tE .. tF2 added to 8H (four different ones: each continuation bit is then one 3-input
+	// add; F2 takes 7, as with 0 the compiler folded 8 q2 into a multiply-add and needed two);
+	// the next state max(X, 8(H-q) + g) - 8e = max(8H + (g - 8q - 8e), X - 8e): ce1 .. cf2
+	int tE = 3 - 8 * q, tF = 2 - 8 * q, tE2 = 1 - 8 * q2, tF2 = 7 - 8 * q2, e8 = 8 * e, e28 = 8 * e2, mc7 = 8 * sc_mch + 7;
+	int ce1 = 3 - 8 * q - e8, ce2 = 1 - 8 * q2 - e28, cf1 = 2 - 8 * q - e8, cf2 = -8 * q2 - e28;
 	// kept in registers: without this empty asm the compiler recomputes them from the int8 gap
 	// costs in every step (14 uniform-datapath instructions of ~330 per step of dp_fb8)
-	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(qt1), "+r"(qt2), "+r"(e8), "+r"(e28), "+r"(mc7));
+	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(tE), "+r"(tF), "+r"(tE2), "+r"(tF2), "+r"(e8), "+r"(e28),
+		"+r"(mc7));
 	const int p1 = PIPE ? blockIdx.x / n_list : 0;
 	if (p1 >= npass) return;
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
@@ -935,7 +953,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			if (PIPE && i + 1 < tlen) tnext = T[i + 1];
 			const ku32 sc_row = tb == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * tb));
 			int hd = hdiag, F = fl, F2 = f2l;
-			ku32 dw[(K + 3) / 4];
+			ku32 dw[(K + 3) / 4], tg = 0;
 #pragma unroll
 			for (int c = 0; c < K; ++c) {
 				const int E = Ee[c], E2 = Ee2[c];
@@ -948,17 +966,24 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				// 8 H(i,j), clamped (§1.6): min(m & ~7, X) = min(m, X + 7) & ~7 for X = hd + 8 mch, a
 				// multiple of 8 (one add-min instead of a mask, an add and a min)
 				const int z = __viaddmin_s32(hd, mc7, m) & ~7;
-				// X > H-q for a tagged X (tag < 8): X > 8(H-q) + 7
-				const int t1 = z + qt1, t2 = z + qt2;
-				// the direction byte with the tag in bits 0-2 (the backtrack reads 4 - tag, ksw2's state)
-				const int d = (m & 7) | (E > t1) << 3 | (F > t1) << 4 | (E2 > t2) << 5 | (F2 > t2) << 6;
-				// next gap states, max(X, H-q) - e, tags kept: max(X, 8(H-q) + tag) - 8e, as
-				// max(8H + (7 - 8q + tag - 7) - 8e, X - 8e) with X - 8e off the chain
+				// the continuation bits X > H-q: the sign bits of 8H + tX - X, shifted into the word by
+				// funnel shifts, 8 bits per cell: F2 E2 F E at bits 7-4, bits 3-0 of 8H + tE - E (then
+				// bits 0-2 take the tag); the word's first cell lands in its highest byte (fb_addr)
+				const int cw = c & 3, n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;
+				ku32 a = cw == 0 ? 0u : dw[c >> 2];
+				a = __funnelshift_lc((ku32)(z + tF2 - F2), a, 1);
+				a = __funnelshift_lc((ku32)(z + tE2 - E2), a, 1);
+				a = __funnelshift_lc((ku32)(z + tF - F), a, 1);
+				dw[c >> 2] = __funnelshift_lc((ku32)(z + tE - E), a, 5);
+				// the maximum's tag into bits 0-2 of the cell's byte (byte n-1-cw of the word)
+				const int pos = n - 1 - cw;
+				tg = cw == 0 ? __byte_perm((ku32)m, 0u, 0x4444u ^ (4u << 4 * pos)) : __byte_perm(tg, (ku32)m, 0x3210u ^ ((pos ^ 4u) << 4 * pos));
+				if (cw == n - 1) dw[c >> 2] = lop3_sel(dw[c >> 2], tg, 0x07070707u);
+				// next gap states, max(X, H-q) - e, tags kept: max(8H + ce1 .. cf2, X - 8e), with X - 8e
+				// off the chain
 				Ee[c] = __viaddmax_s32(z, ce1, E - e8), Ee2[c] = __viaddmax_s32(z, ce2, E2 - e28);
 				F = __viaddmax_s32(z, cf1, F - e8), F2 = __viaddmax_s32(z, cf2, F2 - e28);
 				hd = Hup[c], Hup[c] = z;
-				if ((c & 3) == 0) dw[c >> 2] = (ku32)d;
-				else dw[c >> 2] |= (ku32)d << (8 * (c & 3));
 			}
 			fb_store<K>(Pp, dw);
 			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
@@ -1091,9 +1116,9 @@ __device__ __forceinline__ void tb_job(
 				const int ci = i - a, cj = j - b;
 				val = 0;
 				if (ci >= 0 && cj >= 0 && fbk) {  // a full-band job (dp_fb): no cell is forced; its
-					// byte holds the maximum's tag 4 - state in bits 0-2
+					// byte holds 4 - state in bits 0-2 and ksw2's bits 0x08..0x40 at 0x10..0x80
 					val = P[fb_addr(ci, cj, qlen, tlen, fbk)];
-					val = (val & ~7u) | (4 - (val & 7u));
+					val = (val >> 1 & 0x78u) | (4 - (val & 7u));
 				} else if (ci >= 0 && cj >= 0) {
 					const int rr = ci + cj;
 					const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;
