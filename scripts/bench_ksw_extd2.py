@@ -119,6 +119,10 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="GPU timings (the best is reported)")
     ap.add_argument("--gpu-mem", type=float, default=None, help="GPU memory budget in bytes")
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU run and the comparison")
+    ap.add_argument("--upload", choices=("locked", "staged"), default=os.environ.get("GPUEXT_BENCH_UPLOAD", "locked"),
+                    help="locked: the job arrays in page-locked memory, as the engine exports them for the "
+                         "CUDA backend (sent without a staging copy); staged: in ordinary memory "
+                         "(default: $GPUEXT_BENCH_UPLOAD or locked)")
     a = ap.parse_args()
 
     import cupy
@@ -129,7 +133,16 @@ def main() -> int:
     t = time.perf_counter()
     batch = load_jobs(a.jobs) if a.jobs else random_jobs(np.random.default_rng(a.seed), a.cells)
     cells = batch.cells()
-    print(f"jobs: {batch.n}, band cells: {cells.sum() / 1e9:.2f} G ({time.perf_counter() - t:.1f} s to make)")
+    print(f"jobs: {batch.n}, band cells: {cells.sum() / 1e9:.2f} G ({time.perf_counter() - t:.1f} s to make), "
+          f"job arrays {a.upload}")
+    if a.upload == "locked":   # where gpuext map's engine exports them (CudaBackend.host_alloc)
+        from gpuext.backends.cuda.staging import pooled_pinned
+
+        for name in ("qseq", "qoff", "tseq", "toff", "kernel", "w", "zdrop", "end_bonus", "flag"):
+            v = getattr(batch, name)
+            h = pooled_pinned(len(v), v.dtype)
+            h[:] = v
+            setattr(batch, name, h)
     gm = None if a.gpu_mem is None else int(a.gpu_mem)
     reasons = ksw_extd2.supports(batch, gpu_mem=gm)
     take = np.flatnonzero(reasons == 0)

@@ -218,17 +218,20 @@ cdef class JobTable:
             gx_engine_round(self.t, n_threads, <void*>batch, mode, &st)
         return st
 
-    def pending(self):
-        """The jobs recorded but not computed yet: (ids, dict of JobBatch arrays, scoring tuple)."""
+    def pending(self, alloc=None):
+        """The jobs recorded but not computed yet: (ids, dict of JobBatch arrays, scoring tuple).
+        alloc(n, dtype): where the JobBatch arrays go (default np.empty; the CUDA backend gives
+        page-locked memory, which it sends to the device without a staging copy)."""
         cdef int64_t seq_len = 0
         cdef int64_t n = gx_table_pending(self.t, NULL, 0, &seq_len)
         ids = np.empty(max(n, 1), dtype=np.int64)
         cdef int64_t[::1] v_ids = ids
         gx_table_pending(self.t, &v_ids[0], n, NULL)
-        arrays = dict(qseq=np.empty(seq_len + 1, np.uint8), qoff=np.empty(n + 1, np.int64),
-                      tseq=np.empty(seq_len + 1, np.uint8), toff=np.empty(n + 1, np.int64),
-                      kernel=np.empty(n + 1, np.int8), w=np.empty(n + 1, np.int32), zdrop=np.empty(n + 1, np.int32),
-                      end_bonus=np.empty(n + 1, np.int32), flag=np.empty(n + 1, np.int32))
+        new = np.empty if alloc is None else alloc
+        arrays = dict(qseq=new(seq_len + 1, np.uint8), qoff=new(n + 1, np.int64),
+                      tseq=new(seq_len + 1, np.uint8), toff=new(n + 1, np.int64),
+                      kernel=new(n + 1, np.int8), w=new(n + 1, np.int32), zdrop=new(n + 1, np.int32),
+                      end_bonus=new(n + 1, np.int32), flag=new(n + 1, np.int32))
         cdef uint8_t[::1] qs = arrays["qseq"], ts = arrays["tseq"]
         cdef int64_t[::1] qo = arrays["qoff"], to = arrays["toff"]
         cdef int8_t[::1] kn = arrays["kernel"]

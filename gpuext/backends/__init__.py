@@ -50,6 +50,13 @@ class CudaBackend:
         # GPU, so that each call has the whole memory budget (the CPU rounds still overlap them).
         self.lock = threading.Lock()
 
+    def host_alloc(self, n: int, dtype) -> np.ndarray:
+        """Host memory for a batch's job arrays (the engine exports into it): page-locked, so that
+        run() sends them to the device without a staging copy."""
+        from .cuda.staging import pooled_pinned
+
+        return pooled_pinned(n, dtype)
+
     def run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
         with self.lock, self.device:
             return self._run(batch)

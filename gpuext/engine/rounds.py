@@ -159,7 +159,7 @@ class BatchEngine:
         table = b["table"]
         while True:
             t_table = time.perf_counter()
-            ids, arrays, (mat, q, e, q2, e2) = table.pending()
+            ids, arrays, (mat, q, e, q2, e2) = table.pending(getattr(self.backend, "host_alloc", None))
             if len(ids) == 0:
                 return
             batch = JobBatch(Scoring(mat, q, e, q2, e2), **arrays)

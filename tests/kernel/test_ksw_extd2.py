@@ -209,17 +209,19 @@ def test_full_band_kernels_only_where_exact(monkeypatch):
     """The full-band kernels take a batch's jobs only where their arithmetic is ksw2's: the scoring
     of map-ont, map-hifi and sr qualifies; a gap cost over int8's in-band range, a score outside the
     byte table ([-16, 15]: asm5's mismatch -19) or GPUEXT_KSW_FB=0 keeps them out (the ring kernels
-    run those jobs)."""
+    run those jobs). Bit 1, two jobs per warp, follows bit 0 unless GPUEXT_KSW_FBH=0."""
     from gpuext.backends.cuda.ksw_extd2 import _fb_on, _swapped_gaps
     from gpuext.engine.jobs import Scoring
 
     for preset, (a, b, q, e, q2, e2, *_) in PRESETS.items():
         s = Scoring(score_matrix(a, b), q, e, q2, e2)
-        assert _fb_on(*_swapped_gaps(s), s.mat) == (preset != "asm5"), preset
+        assert _fb_on(*_swapped_gaps(s), s.mat) == (0 if preset == "asm5" else 3), preset
     assert not _fb_on(4, 2, 100, 30, score_matrix(2, 4))            # (q+e)+(q2+e2) > 127
     assert not _fb_on(4, 2, 24, 1, score_matrix(16, 4))             # match score 16
     assert not _fb_on(4, 2, 24, 1, score_matrix(2, 17))             # mismatch -17
-    assert _fb_on(4, 2, 24, 1, score_matrix(15, 16))
+    assert _fb_on(4, 2, 24, 1, score_matrix(15, 16)) == 3
+    monkeypatch.setenv("GPUEXT_KSW_FBH", "0")
+    assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) == 1
     monkeypatch.setenv("GPUEXT_KSW_FB", "0")
     assert not _fb_on(4, 2, 24, 1, score_matrix(2, 4))
 
@@ -227,8 +229,8 @@ def test_full_band_kernels_only_where_exact(monkeypatch):
 def test_launch_order_puts_long_running_classes_first():
     """The launch order of ksw_extd2's classes: warp teams (their jobs are the longest chains of
     anti-diagonals), then the pass pipeline, then full-band classes of several passes or long rows
-    and wide one-warp rings, ahead of the short gap fills (fb4..fb8, the register kernels, small
-    rings), and the stream priorities never rise along that order (lower ranks run on streams the
+    and wide one-warp rings, ahead of the short gap fills (fb4..fb8, two per warp in fbh16, the
+    register kernels, small rings), and the stream priorities never rise along that order (lower ranks run on streams the
     block scheduler serves first)."""
     from gpuext.backends.cuda.ksw_extd2 import KSW_NCLS, _class_key, _launch_order, _launch_rank
 
@@ -236,8 +238,9 @@ def test_launch_order_puts_long_running_classes_first():
     order = _launch_order(keys)
     pos = {k: i for i, k in enumerate(order)}
     teams = [k for k in keys if k[0] in (16, 4)]
-    short = [k for k in keys if k[0] == "reg" or (k[0] == "fb" and k[1] <= 8) or (k[0] == 1 and 0 <= k[1] <= 8)]
-    assert max(pos[k] for k in teams) < pos[("fbp", 4)] < min(pos[k] for k in keys if k[0] in ("fb", 1, "reg"))
+    short = [k for k in keys if k[0] in ("reg", "fbh") or (k[0] == "fb" and k[1] <= 8) or (k[0] == 1 and 0 <= k[1] <= 8)]
+    assert ("fbh", 16) in short
+    assert max(pos[k] for k in teams) < pos[("fbp", 4)] < min(pos[k] for k in keys if k[0] in ("fb", "fbh", 1, "reg"))
     assert max(pos[k] for k in keys if k in (("fb", 16), ("fb", 12), ("fb", 10), (1, -1), (1, 10))) < \
         min(pos[k] for k in short)
     prios = [_launch_rank(k)[0] for k in order]
@@ -275,9 +278,11 @@ def test_warp_teams_match_ksw2(monkeypatch):
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_full_band_kernels_match_ksw2(preset, monkeypatch):
     """APPROX_MAX jobs whose band covers the matrix (first-pass gap fills) run in the clean-DP
-    kernels ksw_extd2_dp_fb<K>: every K, one pass and several (query over 512 bp), N bases, all
-    match ksw2; so do they as big jobs, those of several passes in ksw_extd2_dp_fbp (a block per
-    pass, many SMs per job); with GPUEXT_KSW_FB=0 none runs there."""
+    kernels: those of at most 256 columns two per warp (ksw_extd2_dp_fbh16), the others a warp
+    each (ksw_extd2_dp_fb<K>), and with GPUEXT_KSW_FBH=0 all a warp each: every K, one pass and
+    several (query over 512 bp), N bases, all match ksw2; so do they as big jobs, those of several
+    passes in ksw_extd2_dp_fbp (a block per pass, many SMs per job); with GPUEXT_KSW_FB=0 none runs
+    there."""
     from gpuext.backends.cuda import ksw_extd2
     from gpuext.engine.jobs import KSW_EZ_REV_CIGAR
 
@@ -294,9 +299,16 @@ def test_full_band_kernels_match_ksw2(preset, monkeypatch):
     if preset == "asm5":   # its mismatch score (-19) is outside the full-band kernels' score table
         assert ksw_extd2.last_stats["jobs_per_team_size"]["fb"] == 0
         return
-    live = ((batch.qlen() > 0) & (batch.tlen() > 0)).sum()
+    live = (batch.qlen() > 0) & (batch.tlen() > 0)
     fb = [c for c in ksw_extd2.last_stats["classes"] if c[0] == "fb"]
-    assert {c[1] for c in fb} == set(ksw_extd2.FB_K) and sum(c[2] for c in fb) == live
+    assert {c[1] for c in fb} == {K for K in ksw_extd2.FB_K if K > 8} and sum(c[2] for c in fb) == \
+        (live & (batch.qlen() > 256)).sum()
+    assert ksw_extd2.last_stats["jobs_per_team_size"]["fbh"] == (live & (batch.qlen() <= 256)).sum()
+    monkeypatch.setenv("GPUEXT_KSW_FBH", "0")   # a warp per job
+    _rerun_matches(batch, ref, "GPUEXT_KSW_FBH=0")
+    fb = [c for c in ksw_extd2.last_stats["classes"] if c[0] == "fb"]
+    assert {c[1] for c in fb} == set(ksw_extd2.FB_K) and sum(c[2] for c in fb) == live.sum()
+    monkeypatch.delenv("GPUEXT_KSW_FBH")
     monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)   # every job big: a block per pass
     _rerun_matches(batch, ref, "fbp")
     assert ksw_extd2.last_stats["jobs_per_team_size"]["fbp"] == (batch.qlen()[batch.tlen() > 0] > 512).sum() > 0

@@ -8,9 +8,10 @@ and only sequences, per-job parameters, the ksw_extz_t fields and the CIGARs cro
 Work plan of one `run` (the host never loops over the jobs):
 1. a matrix with -min_sc > 2(q+e) (ksw2_extd2_sse.c:100) makes every job return ksw_reset_extz's
    values: done on the host, nothing reaches the GPU;
-2. the sequences are staged in pinned memory by a few copy threads, piece by piece, each piece
-   sent by an asynchronous DMA; meanwhile the per-job inputs (as the batch holds them, plus
-   job_idx) go up in one copy and `ksw_extd2_plan` sizes every job on the device from ksw2's own
+2. the sequences go up by asynchronous DMAs: straight from the batch's arrays when they are in
+   page-locked memory (the engine exports jobs there for this backend: `CudaBackend.host_alloc`),
+   else staged in pinned memory by a few copy threads, piece by piece; meanwhile the per-job
+   inputs (as the batch holds them, plus job_idx) go up in one copy and `ksw_extd2_plan` sizes every job on the device from ksw2's own
    direction allocation (n_col*16 bounds its widest band, which sizes its ring), writes the reset
    values as its result (kept by jobs with qlen or tlen <= 0) and sums cells and bytes;
    `ksw_extd2_class` picks its launch class (warps per job, ring size) and a sort key; one argsort
@@ -19,8 +20,9 @@ Work plan of one `run` (the host never loops over the jobs):
 3. jobs that do not fit the memory budget together are cut into chunks (largest first);
 4. per chunk, one DP launch per class, each on its own stream, the longest-running classes first
    and on streams of higher priority (`_launch_rank`): APPROX_MAX jobs whose band covers
-   the matrix (first-pass gap fills) run a clean DP (`ksw_extd2_dp_fb<K>`, a warp per job, or
-   `ksw_extd2_dp_fbp`, a block per pass of a big job) and backtrack themselves; the others follow
+   the matrix (first-pass gap fills) run a clean DP (`ksw_extd2_dp_fbh16`, two jobs of up to
+   256 columns per warp, `ksw_extd2_dp_fb<K>`, a warp per job, or `ksw_extd2_dp_fbp`, a block per
+   pass of a big job) and backtrack themselves; the others follow
    ksw2's int8 arrays lane for lane and are followed on their stream by their backtrack
    (`ksw_extd2_tb`, a warp per job): jobs whose ring has at most 2**REG_MAX_LG slots in the
    register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers), the others a
@@ -43,7 +45,7 @@ import numpy as np
 
 from ...engine.jobs import KERNEL_EXTD2, KSW_EZ_SCORE_ONLY, KSW_NEG_INF, JobBatch, ResultBatch
 from .loader import load_module
-from .staging import Staging, pooled_pinned, stream
+from .staging import Staging, is_pinned, pooled_pinned, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_KERNEL = 1   # not a ksw_extd2_sse job (single affine extz2, splice exts2)
@@ -61,8 +63,9 @@ KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_clas
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
 FB_K = (4, 5, 6, 8, 10, 12, 16)   # query columns per lane (FB_KS); class KSW_FB_CLS + 7: ksw_extd2_dp_fbp
 FBP_K = 4                         # (big jobs of several passes, K = FBP_K, KSW_FBP_K)
+KSW_FBH_CLS = KSW_FB_CLS + len(FB_K) + 1   # ksw_extd2_dp_fbh16: jobs of at most 256 columns, two per warp
 FB_THREADS = 128           # threads per block of ksw_extd2_dp_fb<K> (a warp per job)
-KSW_NCLS = 49              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 8 full-band,
+KSW_NCLS = 50              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
                            # + jobs not run
 # register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
 # smallest G that fits with K <= 8 (fewest lanes idle, the per-anti-diagonal work shared by 32/G
@@ -178,14 +181,17 @@ def _reg_lg() -> int:
     return 0 if lg <= 0 else min(max(lg, 6), REG_LG_LIMIT)
 
 
-def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> bool:
-    """Whether full-band APPROX_MAX jobs take the clean-DP kernels: $GPUEXT_KSW_FB (0: off, for A/B
-    timing), and only where ksw2's in-band int8 values cannot wrap, (q+e)+(q2+e2) <= 127 (spec §1.6;
-    minimap2's mm_check_opt enforces it), and the scores they use (match, mismatch, N) lie in
-    [-16, 15] (their byte table holds 8 * score + 132)."""
+def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
+    """Whether full-band APPROX_MAX jobs take the clean-DP kernels (bit 0): $GPUEXT_KSW_FB (0: off,
+    for A/B timing), and only where ksw2's in-band int8 values cannot wrap, (q+e)+(q2+e2) <= 127
+    (spec §1.6; minimap2's mm_check_opt enforces it), and the scores they use (match, mismatch, N)
+    lie in [-16, 15] (their byte table holds 8 * score + 132); and (bit 1) whether those of at most
+    256 columns run two per warp in ksw_extd2_dp_fbh16 ($GPUEXT_KSW_FBH, 0: a warp each)."""
     sc_n = int(mat[24]) if int(mat[24]) != 0 else -e2
     scores_ok = all(-16 <= v <= 15 for v in (int(mat[0]), int(mat[1]), sc_n))
-    return os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and (q + e) + (q2 + e2) <= 127 and scores_ok
+    on = os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and (q + e) + (q2 + e2) <= 127 and scores_ok
+    half = os.environ.get("GPUEXT_KSW_FBH", "1").strip() != "0"
+    return int(on) | (int(on and half) << 1)
 
 
 def _reg_shapes() -> dict:
@@ -202,9 +208,11 @@ def _reg_shapes() -> dict:
 
 def _class_key(c: int) -> tuple:
     """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
-    register class ("reg", ring lg, exact); for a full-band class ("fb" or "fbp", K)."""
+    register class ("reg", ring lg, exact); for a full-band class ("fb", "fbp" or "fbh", K)."""
     if c == KSW_FB_CLS + len(FB_K):
         return "fbp", FBP_K
+    if c == KSW_FBH_CLS:
+        return "fbh", 16
     if c >= KSW_FB_CLS:
         return "fb", FB_K[c - KSW_FB_CLS]
     if c >= KSW_REG_CLS:
@@ -225,6 +233,8 @@ def _launch_rank(key: tuple) -> tuple[int, int]:
         return 2, 0 if kind == 16 else 1
     if kind == "fbp":
         return 1, 0
+    if kind == "fbh":
+        return 0, 24
     if kind == "fb":
         return (1, 20 - L) if L >= 10 else (0, 40 - L)
     if kind == "reg":
@@ -304,14 +314,21 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     t0 = time.perf_counter()
     futs = []
     try:
-        # the sequences: staged by the copy threads, sent on the upload stream while the device
-        # plans the call (the DP waits for them)
-        d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
-        d_qseq, d_tseq = d_seq[soff[0]:], d_seq[soff[1]:]
-        # the per-job inputs as the batch holds them (the plan kernel gathers job_idx)
+        # the per-job inputs as the batch holds them (the plan kernel gathers job_idx) and the
+        # sequences, sent on the upload stream while the device plans the call (the DP waits for
+        # them): from where they are when the engine put them in page-locked memory, the per-job
+        # inputs first (one copy engine takes the DMAs in order: planning would wait for the
+        # sequences), else staged by the copy threads, those started first (the calling thread
+        # stages the per-job inputs meanwhile)
         ins = [job_idx, np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
               [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat]
+        seq_first = not (is_pinned(batch.qseq) and is_pinned(batch.tseq))
+        if seq_first:
+            d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
         d_in, ioff, _ = _stage(ins, main, 1, threaded=False)
+        if not seq_first:
+            d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
+        d_qseq, d_tseq = d_seq[soff[0]:], d_seq[soff[1]:]
         d_jidx, d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:3], ins[:3]))
         d_wb, d_zdb, d_ebb, d_flb = (d_in[o:o + a.nbytes].view(i32) for o, a in zip(ioff[3:7], ins[3:7]))
         d_mat = d_in[ioff[7]:ioff[7] + mat.nbytes].view(np.int8)
@@ -384,7 +401,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 cnt = summ[:KSW_NCLS - 1]
                 cum = summ[KSW_NCLS:KSW_NCLS + 4]
                 sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
-                for nw in (1, 4, 16, "reg", "fb", "fbp"):
+                for nw in (1, 4, 16, "reg", "fb", "fbp", "fbh"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):
                     stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
@@ -415,6 +432,9 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     elif nw == "fbp":   # a block (one warp) per pass of each job
                         fn = mod.get_function("ksw_extd2_dp_fbp")
                         tpb, shm, jobs_per_block = 32, 0, 1
+                    elif nw == "fbh":   # 16 lanes per job, two jobs per warp
+                        fn = mod.get_function("ksw_extd2_dp_fbh16")
+                        tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 16
                     else:
                         fn = k_dp[(nw, smem)]
                         if nw > 1:   # one job per block
@@ -434,7 +454,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     args = (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
                             d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
                             d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m))
-                    fused = nw in ("fb", "fbp")   # these kernels backtrack their jobs themselves
+                    fused = nw in ("fb", "fbp", "fbh")   # these kernels backtrack their jobs themselves
                     with st:
                         ev_a = st.record()
                         nblk = (n + jobs_per_block - 1) // jobs_per_block

@@ -13,8 +13,9 @@ pinned buffer is kept per (device, calling thread, slot) and reused by that thre
 non-blocking stream per (device, calling thread, key, priority), kept across calls. `pooled_pinned(n)` is
 page-locked memory for result read-backs, from CuPy's pool in power-of-two blocks.
 
-An array that already lives in page-locked memory from `pinned_empty` (the caller allocated its jobs
-there, as `gpuext bwa-replay` does) skips the staging copy: its bytes go up in DMAs straight from it,
+An array that already lives in page-locked memory from `pinned_empty` or `pooled_pinned` (the caller
+allocated its jobs there, as `gpuext bwa-replay` does and the engine does for the CUDA backend:
+`CudaBackend.host_alloc`) skips the staging copy: its bytes go up in DMAs straight from it,
 enqueued by the calling thread (`Staging.direct[i]`).
 """
 from __future__ import annotations
@@ -68,13 +69,16 @@ def pinned_buffer(slot, n: int) -> np.ndarray:
 
 def pooled_pinned(n: int, dtype=np.uint8) -> np.ndarray:
     """A page-locked host array of n elements from CuPy's pinned pool, its block sized to a power of
-    two so that calls of similar sizes reuse the pool's blocks (the launchers' result read-backs;
-    the returned arrays are views of it, which keep the block)."""
+    two so that calls of similar sizes reuse the pool's blocks (the launchers' result read-backs, the
+    engine's job arrays for the CUDA backend: those go to the device without the staging copy; views
+    of the array keep the block)."""
     import cupy
 
     dt = np.dtype(dtype)
     nb = max(1, n * dt.itemsize)
-    return np.frombuffer(cupy.cuda.alloc_pinned_memory(1 << (nb - 1).bit_length()), dt, n)
+    a = np.frombuffer(cupy.cuda.alloc_pinned_memory(1 << (nb - 1).bit_length()), dt, n)
+    _register(a, nb)
+    return a
 
 
 def pinned_empty(n: int, dtype=np.uint8) -> np.ndarray:
@@ -86,14 +90,19 @@ def pinned_empty(n: int, dtype=np.uint8) -> np.ndarray:
     dt = np.dtype(dtype)
     nb = max(1, n * dt.itemsize)
     a = np.frombuffer(cupy.cuda.PinnedMemoryPointer(cupy.cuda.PinnedMemory(nb), 0), dt, n)
-    start = a.ctypes.data
-    _regions[start] = start + nb
-    weakref.finalize(a, _regions.pop, start, None)
+    _register(a, nb)
     return a
 
 
+def _register(a: np.ndarray, nb: int) -> None:
+    """Record a's nb bytes as page-locked (for is_pinned) while a lives."""
+    start = a.ctypes.data
+    _regions[start] = start + nb
+    weakref.finalize(a, _regions.pop, start, None)
+
+
 def is_pinned(a: np.ndarray) -> bool:
-    """Whether a is contiguous and its bytes lie in one allocation of pinned_empty."""
+    """Whether a is contiguous and its bytes lie in one allocation of pinned_empty or pooled_pinned."""
     if not a.flags.c_contiguous:
         return False
     lo = a.ctypes.data

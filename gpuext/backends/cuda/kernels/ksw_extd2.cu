@@ -802,13 +802,15 @@ __device__ __forceinline__ int boundary_h(int n, int qe, int e, int e2, int long
 	return -qe - e * n1 + (neq ? long_diff : 0) - e2 * (n - n1 - neq);
 }
 
-// byte offset of cell (i, j)'s direction in a full-band job's layout (lanes of K columns)
-__device__ __forceinline__ ki64 fb_addr(int i, int j, int qlen, int tlen, int K)
+// byte offset of cell (i, j)'s direction in a full-band job's layout (NL lanes of K columns; fbk =
+// NL << 8 | K)
+__device__ __forceinline__ ki64 fb_addr(int i, int j, int qlen, int tlen, int fbk)
 {
-	const int W = 32 * K, p = j / W, npass = (qlen + W - 1) / W, jj = j - p * W, L = jj / K;
-	const int la = p < npass - 1 ? 32 : (qlen - p * W + K - 1) / K;
+	const int K = fbk & 255, NL = fbk >> 8;
+	const int W = NL * K, p = j / W, npass = (qlen + W - 1) / W, jj = j - p * W, L = jj / K;
+	const int la = p < npass - 1 ? NL : (qlen - p * W + K - 1) / K;
 	const int c = jj - L * K, n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;  // column c: byte n-1-(c&3) of its word
-	return ((ki64)p * (tlen + 31) * 32 + (ki64)(i + L) * la + L) * K + (c & ~3) + n - 1 - (c & 3);
+	return ((ki64)p * (tlen + NL - 1) * NL + (ki64)(i + L) * la + L) * K + (c & ~3) + n - 1 - (c & 3);
 }
 
 // (a & ~m) | (b & m) in one LOP3 (the compiler made two of it)
@@ -855,7 +857,7 @@ __device__ __forceinline__ void tb_job(int jid, int lane, const int* __restrict_
 // pass buffers and row counts (prog[b], zeroed) are in global memory, so the passes of a big job
 // run on many SMs at once, each a few rows behind the one before; the last pass backtracks. Blocks
 // start in index order, so a pass's producer (block b - n_list) is running or done before it.
-template <int K, bool PIPE>
+template <int K, bool PIPE, int NL>
 __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
 									  const ki64* __restrict__ qst, const int* __restrict__ qlenv,
 									  const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
@@ -867,19 +869,23 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 									  const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
 									  int* prog)
 {
-	const int lane = threadIdx.x & 31;
-	const int k = PIPE ? blockIdx.x % n_list : (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-	if (k >= n_list) return;  // warp-uniform
-	const int jid = jlist[k];
-	const int qlen = qlenv[jid], tlen = tlenv[jid];
+	const int lane = threadIdx.x & 31, sl = lane & (NL - 1);  // sl: the lane within the job's NL
+	// the warp's first job (NL < 32: 32 / NL jobs of one pass each, side by side; a slot past the
+	// list is a job of no rows that still takes part in the warp's shuffles)
+	const int k0 = PIPE ? blockIdx.x % n_list : ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * (32 / NL);
+	if (k0 >= n_list) return;  // warp-uniform
+	const int k = k0 + lane / NL;
+	const bool dead = k >= n_list;
+	const int jid = jlist[dead ? k0 : k];
+	const int qlen = dead ? 0 : qlenv[jid], tlen = dead ? 0 : tlenv[jid];
 	const ku8* __restrict__ Q = qseq + qst[jid];
 	const ku8* __restrict__ T = tseq + tst[jid];
 	ku8* __restrict__ P = dir + dir_off[jid];
 	int* __restrict__ bufs = (int*)(ring_arena + ring_off[jid]);  // pass buffers of tlen rows x 4 ints
 	KSW_SETUP;
-	constexpr int W = 32 * K;
-	const int npass = (qlen + W - 1) / W;
-	const ki64 S = tlen + 31;
+	constexpr int W = NL * K;
+	const int npass = NL < 32 ? 1 : (qlen + W - 1) / W;  // NL < 32: one pass (ksw_extd2_class)
+	const ki64 S = tlen + NL - 1;
 	// scores x 8 (+ the diagonal's tag 4, + 128) as bytes; the DP keeps H x 8 and the gap states x 8
 	// plus a tag (E 3, F 2, E2 1, F2 0)
 	const ku32 SC_MIS4 = rep4(8 * sc_mis + 132), SC_MCH4 = rep4(8 * sc_mch + 132), SC_N4 = rep4(8 * sc_N + 132);
@@ -897,9 +903,11 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	const int p1 = PIPE ? blockIdx.x / n_list : 0;
 	if (p1 >= npass) return;
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
-		const int j0 = p * W + K * lane;
-		const int la = p < npass - 1 ? 32 : (qlen - p * W + K - 1) / K;
-		const bool live = lane < la, last = p == npass - 1;
+		const int j0 = p * W + K * sl;
+		const int la = p < npass - 1 ? NL : (qlen - p * W + K - 1) / K;
+		const bool live = sl < la, last = p == npass - 1;
+		// steps of the warp: of its longest job when it holds several
+		const int nstep = NL < 32 ? __reduce_max_sync(KSW_FULL_MASK, tlen + la - 1) : tlen + la - 1;
 		// the previous pass's buffer and this pass's (one buffer reused pass after pass by one warp)
 		volatile int* __restrict__ bin = (volatile int*)bufs + (PIPE ? (ki64)(p - 1) * tlen * 4 : 0);
 		int* __restrict__ bout = bufs + (PIPE ? (ki64)p * tlen * 4 : 0);
@@ -923,9 +931,9 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		ku32 tnext = T[0];
 		int ph = 0, pf = 0, pf2 = 0;
 		bool pre = false;
-		ku8* __restrict__ Pp = P + (ki64)p * S * W + (ki64)lane * K;  // this lane's bytes of step s
-		for (int s = 0; s < tlen + la - 1; ++s, Pp += la * K) {
-			const int i = s - lane;
+		ku8* __restrict__ Pp = P + (ki64)p * S * W + (ki64)sl * K;  // this lane's bytes of step s
+		for (int s = 0; s < nstep; ++s, Pp += la * K) {
+			const int i = s - sl;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
 				int got;
 				do got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&prog[blockIdx.x - n_list], 0);
@@ -933,10 +941,10 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				avail = got;
 				__threadfence();
 			}
-			int hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1);
-			int fl = __shfl_up_sync(KSW_FULL_MASK, of, 1), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1);
+			int hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1, NL);
+			int fl = __shfl_up_sync(KSW_FULL_MASK, of, 1, NL), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1, NL);
 			if (!live || i < 0 || i >= tlen) continue;
-			if (lane == 0) {
+			if (sl == 0) {
 				if (p == 0) {
 					hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
 					hl = 8 * hb, fl = 8 * (hb - qe) + 2, f2l = 8 * (hb - qe2);
@@ -987,7 +995,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			}
 			fb_store<K>(Pp, dw);
 			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
-			if (!last && lane == 31) {
+			if (!last && sl == NL - 1) {
 				*(int4*)(bout + 4 * i) = make_int4(oh, of, of2, 0);
 				if (PIPE && ((i & 15) == 15 || i == tlen - 1)) {  // rows published 16 at a time
 					__threadfence();
@@ -1004,7 +1012,13 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	}
 	if (PIPE && p1 < npass - 1) return;  // the last pass backtracks: it ends after every other pass
 	if (PIPE) __threadfence();
-	tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res, n_res, K);
+#pragma unroll 1
+	for (int h = 0; h < 32 / NL; ++h) {  // the warp's jobs one after another
+		const int jh = __shfl_sync(KSW_FULL_MASK, jid, h * NL);
+		if (k0 + h < n_list)
+			tb_job(jh, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res,
+				   n_res, NL << 8 | K);
+	}
 }
 
 // ksw_extd2_dp_fb<K>: full-band APPROX_MAX jobs, a warp per job, K columns per lane;
@@ -1023,7 +1037,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 #define KSW_DP_FB(K)                                                                                    \
 	extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_##K) ksw_extd2_dp_fb##K(KSW_FB_PARAMS) \
 	{                                                                                                   \
-		dp_fb<K, false>(KSW_FB_ARGS, nullptr);                                                          \
+		dp_fb<K, false, 32>(KSW_FB_ARGS, nullptr);                                                          \
 	}
 // K = 4, 5, 6, 8, 10, 12, 16 query columns per lane (FB_KS, ksw_extd2_class), picked by qlen so
 // that most lanes have columns; blocks per SM the register caps allow (e.g. 16 warps of K = 16, 20 of K = 8: 128 and 102
@@ -1045,7 +1059,14 @@ KSW_DP_FB(16)
 #define KSW_FBP_K 4  // columns per lane of ksw_extd2_dp_fbp (as FBP_K of the launcher)
 extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbp(KSW_FB_PARAMS, int* prog)
 {
-	dp_fb<KSW_FBP_K, true>(KSW_FB_ARGS, prog);
+	dp_fb<KSW_FBP_K, true, 32>(KSW_FB_ARGS, prog);
+}
+// ksw_extd2_dp_fbh16: full-band jobs of one pass of 16 x 16 columns, two per warp (16 lanes of 16
+// columns each): half the skew of a warp per job (15 steps, not up to 31) and the step's fixed part
+// over 16 cells
+extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_16) ksw_extd2_dp_fbh16(KSW_FB_PARAMS)
+{
+	dp_fb<16, false, 16>(KSW_FB_ARGS, nullptr);
 }
 
 // ---- backtrack -------------------------------------------------------------------------------
@@ -1207,7 +1228,8 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 #define KSW_FB_CLS 40   // first class of the full-band kernels (K = FB_KS, then a block per pass)
 #define KSW_FB_NK 7     // entries of FB_KS
 __constant__ int FB_KS[KSW_FB_NK] = {4, 5, 6, 8, 10, 12, 16};  // as FB_K of the launcher and KSW_DP_FB below
-#define KSW_NCLS 49  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
+#define KSW_FBH_CLS (KSW_FB_CLS + KSW_FB_NK + 1)  // ksw_extd2_dp_fbh16 (after ksw_extd2_dp_fbp)
+#define KSW_NCLS 50  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels, + dead jobs
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
@@ -1290,7 +1312,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 // With fb on, a job whose band covers the matrix and whose flags are APPROX_MAX (and REV_CIGAR)
 // takes ksw_extd2_dp_fb<K> instead, K of FB_KS as qlen needs (class KSW_FB_CLS + its index), or
 // ksw_extd2_dp_fbp (K = KSW_FBP_K, a block per pass; tot[3]: the most passes) when it is big and
-// takes several passes of K = 16 (+ KSW_FB_NK); its sizes become that
+// takes several passes of K = 16 (+ KSW_FB_NK), or with fb & 2 ksw_extd2_dp_fbh16 (KSW_FBH_CLS)
+// when it is not big and has at most 256 columns; its sizes become that
 // kernel's (direction layout of fb_addr, no anti-diagonal offsets, pass buffers of 16 bytes per
 // row in the ring arena when it takes several passes) and tot[2] follows. KSW_NCLS - 1 for jobs
 // that do not run. key: the class, then the band cells, largest first.
@@ -1316,23 +1339,27 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 		const bool smem = lg <= KSW_SMEM_MAX_LG;
 		const int L = team == 1 && smem && lg < lfloor ? lfloor : lg;
 		const int ql = o32[0 * m + k], tl = o32[1 * m + k], w = o32[2 * m + k], fl = o32[5 * m + k];
-		if (fb && (w < 0 || w >= (ql > tl ? ql : tl) - 1) && (fl & ~KSW_EZ_REV_CIGAR) == KSW_EZ_APPROX_MAX) {
+		if ((fb & 1) && (w < 0 || w >= (ql > tl ? ql : tl) - 1) && (fl & ~KSW_EZ_REV_CIGAR) == KSW_EZ_APPROX_MAX) {
 			// the fewest columns per lane (of FB_KS) that cover the query in one pass, or the most
 			int ki = 0;
 			while (ki < KSW_FB_NK - 1 && 32 * FB_KS[ki] < ql) ++ki;
 			// a big job of several passes: a block per pass of KSW_FBP_K columns per lane (a short
 			// step: the pipeline's time is its rows times the step's latency)
 			const bool pipe = big && 32 * FB_KS[ki] < ql;
-			const int K = pipe ? KSW_FBP_K : FB_KS[ki], W = 32 * K, npass = (ql + W - 1) / W;
-			const ki64 lanes = (ki64)(npass - 1) * 32 + (ql - (npass - 1) * W + K - 1) / K;
-			const ki64 db = (lanes * (tl + 31) * K + 15) / 16 * 16;
+			// (fb & 2) a job of at most 16 x 16 columns that is not big: 16 lanes of 16 (two jobs per
+			// warp; fewer steps per job but longer ones: a big job's latency would grow)
+			const bool half = (fb & 2) && ql <= 16 * 16 && !big;
+			const int NL = half ? 16 : 32, K = pipe ? KSW_FBP_K : half ? 16 : FB_KS[ki], W = NL * K;
+			const int npass = (ql + W - 1) / W;
+			const ki64 lanes = (ki64)(npass - 1) * NL + (ql - (npass - 1) * W + K - 1) / K;
+			const ki64 db = (lanes * (tl + NL - 1) * K + 15) / 16 * 16;
 			const ki64 ring = npass > 1 ? 16 * (ki64)tl * (pipe ? npass : 1) : 0;
 			if (pipe) atomicMax(tot + 3, (unsigned long long)npass);
 			const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
 			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
 			sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
 			sz[4 * (ki64)m + k] = ring;
-			cls = KSW_FB_CLS + (pipe ? KSW_FB_NK : ki);
+			cls = half ? KSW_FBH_CLS : KSW_FB_CLS + (pipe ? KSW_FB_NK : ki);
 		} else if (team == 1 && lg <= reg_lg && lg <= 10)
 			cls = KSW_REG_CLS + 2 * (lg - 6) + !(o32[5 * m + k] & KSW_EZ_APPROX_MAX);
 		else cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
