@@ -170,9 +170,10 @@ def main() -> int:
           + "  [t_plan: device planning incl. its read-back; t_h2d_wait: then waiting for the sequence "
             "staging; t_dp: uploads done to last DP kernel end; t_tb: longest backtrack after its DP; "
             "t_gpu: uploads done to last backtrack end]")
-    cl = sorted(st.get("classes", []), key=lambda c: -c[3])[:8 if os.environ.get("GPUEXT_KSW_SERIAL") == "1" else 4]
-    print("  slowest launch classes (warps, ring lg, jobs, DP ms, backtrack ms): "
-          + "; ".join(f"({c[0]}, {c[1]}, {c[2]}, {c[3]:.1f}, {c[4]:.1f})" for c in cl))
+    serial = os.environ.get("GPUEXT_KSW_SERIAL") == "1"
+    cl = sorted(st.get("classes", []), key=lambda c: -(c[3] + c[4]))
+    print(f"  launch classes, last to end first (warps, ring lg, jobs, {'DP alone' if serial else 'DP end'}, "
+          "backtrack ms): " + "; ".join(f"({c[0]}, {c[1]}, {c[2]}, {c[3]:.1f}, {c[4]:.1f})" for c in cl))
     if a.no_cpu:
         return 0
     sub = subset(batch, take) if len(take) < batch.n else batch

@@ -45,7 +45,7 @@ import numpy as np
 
 from ...engine.jobs import KERNEL_EXTD2, KSW_EZ_SCORE_ONLY, KSW_NEG_INF, JobBatch, ResultBatch
 from .loader import load_module
-from .staging import Staging, is_pinned, pooled_pinned, stream
+from .staging import Staging, pooled_pinned, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_KERNEL = 1   # not a ksw_extd2_sse job (single affine extz2, splice exts2)
@@ -314,20 +314,15 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     t0 = time.perf_counter()
     futs = []
     try:
-        # the per-job inputs as the batch holds them (the plan kernel gathers job_idx) and the
+        # the per-job inputs as the batch holds them (the plan kernel gathers job_idx), first (one
+        # copy engine takes the DMAs in order: planning would wait for the sequences); then the
         # sequences, sent on the upload stream while the device plans the call (the DP waits for
-        # them): from where they are when the engine put them in page-locked memory, the per-job
-        # inputs first (one copy engine takes the DMAs in order: planning would wait for the
-        # sequences), else staged by the copy threads, those started first (the calling thread
-        # stages the per-job inputs meanwhile)
+        # them): from where they are when the engine put them in page-locked memory, else staged
+        # by the copy threads
         ins = [job_idx, np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
               [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat]
-        seq_first = not (is_pinned(batch.qseq) and is_pinned(batch.tseq))
-        if seq_first:
-            d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
         d_in, ioff, _ = _stage(ins, main, 1, threaded=False)
-        if not seq_first:
-            d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
+        d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
         d_qseq, d_tseq = d_seq[soff[0]:], d_seq[soff[1]:]
         d_jidx, d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:3], ins[:3]))
         d_wb, d_zdb, d_ebb, d_flb = (d_in[o:o + a.nbytes].view(i32) for o, a in zip(ioff[3:7], ins[3:7]))
@@ -413,7 +408,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     main.wait_event(ev_seq)
                     ev_in = main.record()
                 stats["t_chunk_plan"] = stats.get("t_chunk_plan", 0.0) + time.perf_counter() - t_c
-                ev = []
+                ev, tails = [], []
                 keep = []   # buffers of launches in flight
                 first = np.concatenate([[0], np.cumsum(cnt)]).astype(np.int64)   # lst32 is in class order
                 off = int(first[-1])
@@ -456,7 +451,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                             d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m))
                     fused = nw in ("fb", "fbp", "fbh")   # these kernels backtrack their jobs themselves
                     with st:
-                        ev_a = st.record()
+                        ev_a = st.record() if serial else ev_in
                         nblk = (n + jobs_per_block - 1) // jobs_per_block
                         if fused:
                             args += (d_eb, d_cigoff, d_cig, d_ncig)
@@ -465,8 +460,15 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                             keep.append(cupy.zeros(nblk, i32))
                             args += (keep[-1],)
                         fn((nblk,), (tpb,), args, shared_mem=shm)
+                    tails.append((st, ev_a, fused, d_sel, key, n))
+                # then each class's backtrack on its stream (it overlaps the others' DP) and the events:
+                # enqueued after every DP launch, as streams beyond the driver's hardware queues (8 by
+                # default) share them, and anything that waits for a kernel there holds up the other
+                # streams' later kernels (a class's DP had started only when another's ended)
+                for st, ev_a, fused, d_sel, key, n in tails:
+                    with st:
                         ev_b = st.record()
-                        if not fused:   # the backtrack of this class right away: it overlaps the others' DP
+                        if not fused:
                             k_tb(((n + 3) // 4,), (128,),
                                  (d_sel, i32(n), d_qlen, d_tlen, d_w, d_eb, d_flag, d_diroff, d_dir, d_doffoff,
                                   d_doff, d_cigoff, d_cig, d_ncig, d_res, i32(m)))
@@ -494,7 +496,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 stats["t_tb"] += max(cupy.cuda.get_elapsed_time(x[1], x[2]) for x in ev) / 1e3
                 stats["t_gpu"] = stats.get("t_gpu", 0.0) + max(cupy.cuda.get_elapsed_time(ev_in, x[2])
                                                                  for x in ev) / 1e3
-                # per launch class: (warps per job, ring log2 or -1 for global, jobs, DP ms, backtrack ms);
+                # per launch class: (warps per job, ring log2 or -1 for global, jobs, DP ms, backtrack ms),
+                # DP ms: from the uploads to the DP's end (with GPUEXT_KSW_SERIAL=1: the DP alone);
                 # register classes: ("reg<G>x<K><a|e>", ring log2, ...)
                 stats.setdefault("classes", []).extend(
                     (k[0] if k[0] != "reg" else "reg%dx%d%s" % (*shapes[k[1]], "e" if k[2] else "a"), k[1], n,
