@@ -11,7 +11,7 @@ the stream after it. The
 pinned buffer is kept per (device, calling thread, slot) and reused by that thread's next call, so
 `close()` (waiting for every copy) must run before the caller returns. `stream(key, priority)` is a
 non-blocking stream per (device, calling thread, key, priority), kept across calls. `pooled_pinned(n)` is
-page-locked memory for result read-backs, from CuPy's pool in power-of-two blocks.
+page-locked memory from CuPy's pool in power-of-two blocks (result read-backs, job arrays).
 
 An array that already lives in page-locked memory from `pinned_empty` or `pooled_pinned` (the caller
 allocated its jobs there, as `gpuext bwa-replay` does and the engine does for the CUDA backend:
@@ -33,7 +33,7 @@ THREADS = min(8, os.cpu_count() or 1)            # copy threads
 _pinned: dict = {}
 _pool = None
 _streams: dict = {}
-_regions: dict = {}   # pinned_empty's live allocations: start address -> end address
+_regions: dict = {}   # live arrays of pinned_empty and pooled_pinned: start address -> end address
 
 
 def stream(key, priority: int = 0):
