@@ -17,6 +17,7 @@ exact second-pass gap fills, with ONT-like errors.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -138,7 +139,7 @@ def main() -> int:
     if a.upload == "locked":   # where gpuext map's engine exports them (CudaBackend.host_alloc)
         from gpuext.backends.cuda.staging import pooled_pinned
 
-        for name in ("qseq", "qoff", "tseq", "toff", "kernel", "w", "zdrop", "end_bonus", "flag"):
+        for name in (f.name for f in dataclasses.fields(batch) if f.name != "scoring"):   # the arrays
             v = getattr(batch, name)
             h = pooled_pinned(len(v), v.dtype)
             h[:] = v
