@@ -92,12 +92,13 @@ case $PHASE in
       | tee "$OUT/kernel_tests_bwa.log" | tail -4
     table+=("GPU tests (ksw_extend2): $(tail -1 "$OUT/kernel_tests_bwa.log")")
     bench_bwa ;;
-  extd2)   # minimap2's ksw_extd2 only: its GPU tests and the A/B benchmark ($EXTD2_AB, default the
-           # full-band kernels off / on)
+  extd2)   # minimap2's ksw_extd2 only: its GPU tests and the A/B benchmarks ($EXTD2_AB as for ab,
+           # default the full-band kernels off / on)
     timeout 280 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extd2.py tests/kernel/test_recorded_jobs.py \
       2>&1 | tee "$OUT/kernel_tests_extd2.log" | tail -4
     table+=("GPU tests (ksw_extd2): $(tail -1 "$OUT/kernel_tests_extd2.log")")
-    bench_extd2 ${EXTD2_AB:-GPUEXT_KSW_FB 0 ""} ;;
+    IFS=';' read -ra specs <<< "${EXTD2_AB:-GPUEXT_KSW_FB 0 default}"
+    for sp in "${specs[@]}"; do bench_extd2 $sp; done ;;
   ab)   # only the A/B benchmarks of ksw_extd2: $EXTD2_AB holds specs "VAR v1 v2 ..." separated by ';'
         # (a value "default" leaves VAR empty), e.g. "GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
     IFS=';' read -ra specs <<< "${EXTD2_AB:-GPUEXT_KSW_FB 0 default}"
