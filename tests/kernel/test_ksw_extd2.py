@@ -237,7 +237,7 @@ def test_launch_order_puts_long_running_classes_first():
     keys = [_class_key(c) for c in range(KSW_NCLS - 1)]
     order = _launch_order(keys)
     pos = {k: i for i, k in enumerate(order)}
-    teams = [k for k in keys if k[0] in (16, 4)]
+    teams = [k for k in keys if k[0] in (16, 8)]
     short = [k for k in keys if k[0] in ("reg", "fbh") or (k[0] == "fb" and k[1] <= 8) or (k[0] == 1 and 0 <= k[1] <= 8)]
     assert ("fbh", 16) in short
     assert max(pos[k] for k in teams) < pos[("fbp", 4)] < min(pos[k] for k in keys if k[0] in ("fb", "fbh", 1, "reg"))
@@ -245,6 +245,27 @@ def test_launch_order_puts_long_running_classes_first():
         min(pos[k] for k in short)
     prios = [_launch_rank(k)[0] for k in order]
     assert prios == sorted(prios, reverse=True) and prios[0] > prios[-1] == 0
+
+
+def test_launch_order_starts_few_warp_classes_early():
+    """A launch class of few warps (its time is its longest job's, e.g. a few long thin jobs in a
+    register class) goes right after the teams and the pass pipeline, on a stream of higher priority
+    than the throughput-bound classes; teams keep their place whatever their size."""
+    from gpuext.backends.cuda.ksw_extd2 import (FEW_WARPS, REG_SHAPES, _class_key, _class_warps, _launch_order,
+                                                _launch_rank, KSW_NCLS)
+
+    keys = [_class_key(c) for c in range(KSW_NCLS - 1)]
+    many = {k: 100 * FEW_WARPS for k in keys}
+    small_reg = ("reg", 6, True)
+    assert _class_warps(small_reg, 53, REG_SHAPES) <= FEW_WARPS < _class_warps(("fbh", 16), 19992, REG_SHAPES)
+    warps = {**many, small_reg: _class_warps(small_reg, 53, REG_SHAPES), (8, 10): 8 * 245}
+    order = _launch_order(keys, warps)
+    pos = {k: i for i, k in enumerate(order)}
+    assert order == _launch_order(keys, {**many, (8, 10): 8 * 245})[:pos[small_reg]] + [small_reg] + \
+        [k for k in _launch_order(keys, many)[pos[small_reg]:] if k != small_reg]
+    assert pos[("fbp", 4)] < pos[small_reg] < min(pos[("fbh", 16)], pos[("fb", 8)], pos[("reg", 8, True)])
+    assert max(pos[k] for k in keys if k[0] in (16, 8)) < pos[("fbp", 4)]
+    assert _launch_rank(small_reg, warps[small_reg])[0] > _launch_rank(("fbh", 16), many[("fbh", 16)])[0]
 
 
 @pytest.mark.gpu

@@ -12,7 +12,7 @@ a fresh one (printed) with the launcher's defaults and with the register kernels
 size (GPUEXT_KSW_REG=10); the same jobs in the other register shapes (GPUEXT_KSW_REG_SHAPES) and with
 the register kernels off (GPUEXT_KSW_REG=0); the full-band kernels, a warp per job and a block per
 pass of a big job; GENERIC_SC with a transition matrix; tiny jobs and
-bands; warp teams of 4 and 16 (BIG_JOB_SHARE 0); rings in global memory (jobs over 16 kb that Z-drop
+bands; warp teams of 8 and 16 (BIG_JOB_SHARE 0), and of 4 (GPUEXT_KSW_TEAM_MID=4); rings in global memory (jobs over 16 kb that Z-drop
 ends early) on 16 warps and on one; the one-warp kernel's other block sizes (GPUEXT_KSW_W1_BLOCKS); a
 subset with empty sequences cut into many chunks. Each case also names the DP kernels that must have
 run. tests/kernel/test_ksw_extd2.py makes the same comparison on a GPU.
@@ -54,7 +54,7 @@ def _reg(*shapes) -> str:
 # name: (driver arguments, the launcher's knobs in the environment)
 CASES = {
     **{f"default-{tag}": (["--jobs", "30", "--max-len", "1200", "--edges", "--seed", str(seed),
-                           "--expect", "w1_smem,w4_smem,fb4," + _reg_e((8, 2), (8, 4), (8, 8))], {})
+                           "--expect", "w1_smem,w8_smem,fb4," + _reg_e((8, 2), (8, 4), (8, 8))], {})
        for tag, seed in (("11", 11), ("fresh", FRESH))},
     **{f"reg-all-{tag}": ([*REG_JOBS, "--seed", str(seed), "--expect",
                            _reg((8, 2), (8, 4), (8, 8), (16, 8), (32, 8))], REG_ALL)
@@ -73,7 +73,9 @@ CASES = {
                     "--expect", "w1_smem_b2"], {"GPUEXT_KSW_W1_BLOCKS": "2"}),
     "tiny": (["--jobs", "400", "--max-len", "40", "--seed", "17"], {}),
     "teams": (["--presets", "map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--long", "2", "3200",
-               "--big-share", "0", "--expect", "w4_smem,w16_smem"], {}),
+               "--big-share", "0", "--expect", "w8_smem,w16_smem"], {}),
+    "teams-w4": (["--presets", "map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--long", "2", "3200",
+                  "--big-share", "0", "--expect", "w4_smem,w16_smem"], {"GPUEXT_KSW_TEAM_MID": "4"}),
     "gmem-w16": (["--presets", "map-ont", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",
                   "--expect", "w16_gmem"], {}),
     "gmem-w1": (["--presets", "map-hifi", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",

@@ -59,6 +59,7 @@ RING_BYTES_PER_SLOT = 14    # u y y2 s, x v x2 twice (int8), H (int32)
 GMEM_WARPS_PER_BLOCK = 4
 BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 4 or 16 warps
 WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more gets 4 ($GPUEXT_KSW_WIDE_LG, 0: off)
+FEW_WARPS = 1024            # a launch class of at most this many warps (an eighth of an H100's) is latency-bound ($GPUEXT_KSW_FEW)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
 FB_K = (4, 5, 6, 8, 10, 12, 16)   # query columns per lane (FB_KS); class KSW_FB_CLS + 7: ksw_extd2_dp_fbp
@@ -206,6 +207,14 @@ def _reg_shapes() -> dict:
     return shapes
 
 
+def _mid_team() -> int:
+    """Warps per job of the middle team class (wide rings, jobs of a few thousand anti-diagonals):
+    8 of one word per thread and step, or 4 of two ($GPUEXT_KSW_TEAM_MID=4, for A/B timing). A
+    band-limited extension's 784-1000-slot band is one step either way; with 8 the step's cells are
+    half as long a chain per thread (real E. coli set: that class ended at 19.6 ms, not 25.0)."""
+    return 4 if os.environ.get("GPUEXT_KSW_TEAM_MID", "").strip() == "4" else 8
+
+
 def _class_key(c: int) -> tuple:
     """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
     register class ("reg", ring lg, exact); for a full-band class ("fb", "fbp" or "fbh", K)."""
@@ -217,11 +226,11 @@ def _class_key(c: int) -> tuple:
         return "fb", FB_K[c - KSW_FB_CLS]
     if c >= KSW_REG_CLS:
         return "reg", 6 + (c - KSW_REG_CLS) // 2, (c - KSW_REG_CLS) % 2 == 1
-    return (16, 4, 1)[c // 10], (SMEM_MAX_LG - c % 10 if c % 10 < 9 else -1)
+    return (16, _mid_team(), 1)[c // 10], (SMEM_MAX_LG - c % 10 if c % 10 < 9 else -1)
 
 
-def _launch_rank(key: tuple) -> tuple[int, int]:
-    """(stream priority, launch position) of a launch class, from its _class_key: the classes whose
+def _launch_rank_of_kind(key: tuple) -> tuple[int, int]:
+    """(stream priority, launch position) of a launch class by its kind (_class_key): the classes whose
     jobs run longest (warp teams, then a pass pipeline, several passes on one warp, wide rings) are
     launched first, on streams of higher priority, so that the block scheduler starts their blocks
     (and their backtracks) as soon as an SM has room, ahead of the many short jobs, which fill the
@@ -229,7 +238,7 @@ def _launch_rank(key: tuple) -> tuple[int, int]:
     (with the pass pipeline first, the real E. coli set's teams ran 26% slower). $GPUEXT_KSW_PRIO=0:
     class order, default priority (for A/B timing)."""
     kind, L = key[0], key[1]
-    if kind in (16, 4):
+    if kind in (16, 8, 4):
         return 2, 0 if kind == 16 else 1
     if kind == "fbp":
         return 1, 0
@@ -244,10 +253,33 @@ def _launch_rank(key: tuple) -> tuple[int, int]:
     return (1 if L >= 9 else 0), 24 - L
 
 
-def _launch_order(keys) -> list:
+def _class_warps(key: tuple, n: int, shapes: dict) -> float:
+    """Warps that the n jobs of launch class key take (for _launch_rank's few-warp rule)."""
+    kind = key[0]
+    if kind == "reg":
+        return n * shapes[key[1]][0] / 32
+    if kind == "fbh":
+        return n / 2
+    return n * (kind if isinstance(kind, int) else 1)
+
+
+def _launch_rank(key: tuple, warps: float | None = None) -> tuple[int, int]:
+    """_launch_rank_of_kind, and a class of at most FEW_WARPS warps (warps: _class_warps) that is no
+    team and no pass pipeline right after the pass pipeline: such a class is not throughput-bound,
+    its time is its longest job's (a few long thin jobs took 1.4 ms alone and ended last, at 24.5
+    ms, when their blocks waited behind the two-per-warp class's thousands)."""
+    r = _launch_rank_of_kind(key)
+    few = int(os.environ.get("GPUEXT_KSW_FEW", FEW_WARPS))   # (0: off, for A/B timing)
+    if warps is not None and warps <= few and key[0] not in (16, 8, 4, "fbp"):
+        return max(r[0], 1), min(r[1], 5)
+    return r
+
+
+def _launch_order(keys, warps: dict | None = None) -> list:
     """The launch class keys in launch order: highest stream priority first, then _launch_rank's
-    position."""
-    return sorted(keys, key=lambda k: (-_launch_rank(k)[0], _launch_rank(k)[1]))
+    position (warps: per key, for the few-warp rule)."""
+    rank = {k: _launch_rank(k, None if warps is None else warps[k]) for k in keys}
+    return sorted(keys, key=lambda k: (-rank[k][0], rank[k][1]))
 
 
 def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
@@ -295,7 +327,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     used = sorted({shapes[L] for L in range(6, reg_lg + 1)}) if reg_lg else []
     mod = load_module("ksw_extd2.cu", {"KSW_REG_LIST": " ".join(f"KSW_DP_REG({G}, {K})" for G, K in used)})
     k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
-            for nw in (1, 4, 16) for sm in (True, False)}
+            for nw in (1, 4, 8, 16) for sm in (True, False)}
     if nblk != W1_BLOCKS_PER_SM:
         k_dp[(1, True)] = mod.get_function(f"ksw_extd2_dp_w1_smem_b{nblk}")
     smem_per_block = SMEM_PER_SM // nblk - 1024
@@ -342,6 +374,19 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
+
+        def tail(st, ev_a, fused, d_sel, key, n):
+            """After a class's DP on its stream st: the end event, the backtrack unless the DP kernel did
+            it, the backtrack's end event, which the main stream waits for; (events, key, n)."""
+            with st:
+                ev_b = st.record()
+                if not fused:
+                    k_tb(((n + 3) // 4,), (128,),
+                         (d_sel, i32(n), d_qlen, d_tlen, d_w, d_eb, d_flag, d_diroff, d_dir, d_doffoff,
+                          d_doff, d_cigoff, d_cig, d_ncig, d_res, i32(m)))
+                ev_c = st.record()
+                main.wait_event(ev_c)
+            return ev_a, ev_b, ev_c, key, n
 
         def plan_chunk(sub):
             """Launch order (class, then cells, largest first) and arena offsets of the jobs sub
@@ -396,7 +441,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 cnt = summ[:KSW_NCLS - 1]
                 cum = summ[KSW_NCLS:KSW_NCLS + 4]
                 sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
-                for nw in (1, 4, 16, "reg", "fb", "fbp", "fbh"):
+                for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbh"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):
                     stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
@@ -413,7 +458,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 first = np.concatenate([[0], np.cumsum(cnt)]).astype(np.int64)   # lst32 is in class order
                 off = int(first[-1])
                 present = {_class_key(int(c)): int(c) for c in np.flatnonzero(cnt)}
-                for key in (_launch_order(present) if prio else present):
+                warps = {k: _class_warps(k, int(cnt[c]), shapes) for k, c in present.items()}
+                for key in (_launch_order(present, warps) if prio else present):
                     c = present[key]
                     nw, L = key[:2]
                     smem = L >= 0
@@ -444,7 +490,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         fn.max_dynamic_shared_size_bytes = shm
                     n = int(cnt[c])
                     d_sel = lst32[first[c]:first[c] + n]
-                    st = main if serial else stream(key, _launch_rank(key)[0] if prio else 0)
+                    st = main if serial else stream(key, _launch_rank(key, warps[key])[0] if prio else 0)
                     st.wait_event(ev_in)
                     args = (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
                             d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
@@ -455,26 +501,22 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         nblk = (n + jobs_per_block - 1) // jobs_per_block
                         if fused:
                             args += (d_eb, d_cigoff, d_cig, d_ncig)
-                        if nw == "fbp":   # block pass * n + job; the row counts of every pass
+                        if nw == "fbp":   # a block per pass, a job's passes one after another (the
+                            # largest job's first: blocks start in index order, and on a crowded GPU a
+                            # pass that starts late holds up the rest of its job); the row counts
                             nblk = n * max_pass
-                            keep.append(cupy.zeros(nblk, i32))
-                            args += (keep[-1],)
+                            pend = cupy.cumsum(((d_qlen[d_sel] + (32 * FBP_K - 1)) // (32 * FBP_K)).astype(i64))
+                            keep += [cupy.zeros(nblk, i32), pend]
+                            args += (keep[-2], pend)
                         fn((nblk,), (tpb,), args, shared_mem=shm)
                     tails.append((st, ev_a, fused, d_sel, key, n))
+                    if serial:   # the class's backtrack and events right after its DP (the DP alone)
+                        ev.append(tail(*tails.pop()))
                 # then each class's backtrack on its stream (it overlaps the others' DP) and the events:
                 # enqueued after every DP launch, as streams beyond the driver's hardware queues (8 by
                 # default) share them, and anything that waits for a kernel there holds up the other
                 # streams' later kernels (a class's DP had started only when another's ended)
-                for st, ev_a, fused, d_sel, key, n in tails:
-                    with st:
-                        ev_b = st.record()
-                        if not fused:
-                            k_tb(((n + 3) // 4,), (128,),
-                                 (d_sel, i32(n), d_qlen, d_tlen, d_w, d_eb, d_flag, d_diroff, d_dir, d_doffoff,
-                                  d_doff, d_cigoff, d_cig, d_ncig, d_res, i32(m)))
-                        ev_c = st.record()
-                        main.wait_event(ev_c)
-                    ev.append((ev_a, ev_b, ev_c, key, n))
+                ev += [tail(*t) for t in tails]
                 t_launched = time.perf_counter()
                 last = ci == len(chunks) - 1
                 with main:

@@ -80,6 +80,19 @@ __device__ __forceinline__ ku32 set_byte(ku32 w, int k, int v)
 }
 
 // exact band of anti-diagonal r (ksw2_extd2_sse.c:138-141); >> is an arithmetic shift
+// the exact maximum's order on an anti-diagonal (lines 327-357): en0 first (rank 0, by the caller),
+// then the slots below en1 = st0 + 4 * ((en0 - st0) / 4) by (t - st0) mod 4 groups in slot order,
+// then the tail [en1, en0); the smallest rank wins among equal H. dt = t - st0 < 2^22; the rank
+// gives its slot back with shifts (rank_slot), not a division by the group size
+__device__ __forceinline__ ku32 max_rank(int dt, bool grp)
+{
+	return grp ? 1u + ((ku32)(dt & 3) << 20 | (ku32)dt >> 2) : (1u << 22) + (ku32)dt;
+}
+__device__ __forceinline__ int rank_slot(ku32 rk, int st0, int en0)
+{
+	return rk == 0 ? en0 : rk < (1u << 22) ? st0 + 4 * (int)((rk - 1) & 0xfffffu) + (int)((rk - 1) >> 20) : st0 + (int)(rk - (1u << 22));
+}
+
 __device__ __forceinline__ int band_st0(int r, int qlen, int w)
 {
 	int st = 0;
@@ -325,19 +338,21 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 
 		// argmax order of lines 327-357: en0 first, then t = st0+k (mod 4) groups below en1, then
 		// the tail [en1, en0); ranks encode it, the smallest rank wins among equal H
-		const int en1 = st0 + ((en0 - st0) >> 2 << 2), n4 = (en1 - st0) >> 2;
+		const int en1 = st0 + ((en0 - st0) >> 2 << 2);
 		int bestV = (int)0x80000000;
 		ku32 bestR = 0xffffffffu;
 		ku8* __restrict__ Pr = P + dcur;
 		const ku8 *__restrict__ xo = g.x(ob), *__restrict__ vo = g.v(ob), *__restrict__ x2o = g.x2(ob);
 		ku8 *__restrict__ xn = g.x(nb_), *__restrict__ vn = g.v(nb_), *__restrict__ x2n = g.x2(nb_);
 
-		// core loop (lines 228-322): slots [st, en], 4 per thread and word. Teams of 4 or more warps
+		// core loop (lines 228-322): slots [st, en], 4 per thread and word. Teams of 4 and 16 warps
 		// take WPS = 2 words per thread and step, slots t0 and t0 + 4*NT: both words read only the
 		// previous anti-diagonal (and their own slots), so they are loaded together and computed side
 		// by side, and a band of up to 8*NT slots takes one step of the loop instead of two (a long
-		// band-limited extension's anti-diagonal is a chain of latencies, not of throughput)
-		constexpr int WPS = NW >= 4 ? 2 : 1;
+		// band-limited extension's anti-diagonal is a chain of latencies, not of throughput). Teams of
+		// 8 (the launcher's middle team) take one word: the same 1024 slots per step as 4 warps of
+		// two, with half the chain per thread (real E. coli extensions 25.0 -> 19.6 ms)
+		constexpr int WPS = NW == 4 || NW == 16 ? 2 : 1;
 		for (int base = st + 128 * wid; base <= en; base += 4 * NT * WPS) {  // warp-uniform trip count
 			ku32 X[WPS], V[WPS], X2[WPS], U[WPS], Y[WPS], Y2[WPS], S[WPS], Xp[WPS], Vp[WPS], X2p[WPS];
 #pragma unroll
@@ -406,9 +421,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 						if (t == en0 && en0 > 0) h = Hprev + sbyte(Un, b);
 						if (r == 0) h = vb - qe;
 						// rank: en0 first, then (t - st0) mod 4 groups below en1, then [en1, en0)
-						// (1 + (en1 - st0) + (t - en1) = 1 + dt there)
-						ku32 rk = t < en1 ? 1 + (ku32)(dt & 3) * (ku32)n4 + (ku32)(dt >> 2) : 1 + (ku32)dt;
-						if (t == en0) rk = 0;
+						const ku32 rk = t == en0 ? 0u : max_rank(dt, t < en1);
 						const bool in = t >= st0 && t <= en0;
 						const bool better = in && (h > bestV || (h == bestV && rk < bestR));
 						bestV = better ? h : bestV, bestR = better ? rk : bestR;
@@ -441,18 +454,17 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		if (NW == 1) __syncwarp(); else __syncthreads();
 
 		if (!approx) {
-			if (NW > 1) {
+			if (NW >= 8) {  // the warps' (max H, least rank) by two warp reductions, not a chain of NW - 1
+				const int v = red_v[lane % NW];
+				mH = __reduce_max_sync(KSW_FULL_MASK, v);
+				mR = __reduce_min_sync(KSW_FULL_MASK, v == mH ? red_r[lane % NW] : 0xffffffffu);
+			} else if (NW > 1) {
 				mH = red_v[0], mR = red_r[0];
 #pragma unroll
 				for (int i = 1; i < NW; ++i)
 					if (red_v[i] > mH || (red_v[i] == mH && red_r[i] < mR)) mH = red_v[i], mR = red_r[i];
 			}
-			int mt;
-			if (mR == 0) mt = en0;
-			else if (mR <= (ku32)(en1 - st0)) {
-				const int i = (int)mR - 1, kk = i / n4;
-				mt = st0 + 4 * (i - kk * n4) + kk;
-			} else mt = en1 + ((int)mR - 1 - (en1 - st0));
+			const int mt = rank_slot(mR, st0, en0);
 			const int Hen0 = g.H[(ku32)en0 & g.mask], Hst0 = g.H[(ku32)st0 & g.mask];
 			if (en0 == tlen - 1 && Hen0 > mte) mte = Hen0, mte_q = r - en0;  // lines 360-363
 			if (r - st0 == qlen - 1 && Hst0 > mqe) mqe = Hst0, mqe_t = st0;
@@ -504,6 +516,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) ksw_extd2_dp_w1_smem_b4(KSW
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_dp_w1_gmem(KSW_DP_PARAMS) { dp_team<false, 1>(KSW_DP_ARGS); }
 extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_smem(KSW_DP_PARAMS) { dp_team<true, 4>(KSW_DP_ARGS); }
 extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_gmem(KSW_DP_PARAMS) { dp_team<false, 4>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_smem(KSW_DP_PARAMS) { dp_team<true, 8>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_gmem(KSW_DP_PARAMS) { dp_team<false, 8>(KSW_DP_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_smem(KSW_DP_PARAMS) { dp_team<true, 16>(KSW_DP_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_gmem(KSW_DP_PARAMS) { dp_team<false, 16>(KSW_DP_ARGS); }
 
@@ -630,7 +644,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 		}
 		if (gl == 0 && with_cigar) DO[r] = (ku32)(dcur >> 4);
 
-		const int en1 = st0 + ((en0 - st0) >> 2 << 2), n4 = (en1 - st0) >> 2;
+		const int en1 = st0 + ((en0 - st0) >> 2 << 2);
 		int bestV = (int)0x80000000, hen = 0, hst = 0;
 		ku32 bestR = 0xffffffffu;
 		ku8* __restrict__ Pr = P + dcur;
@@ -697,9 +711,8 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 						else if (tt == en0) h = en0 > 0 ? Hprev + sbyte(Un, b) : H[k][b] + sbyte(Vn, b);
 						else h = H[k][b] + sbyte(Vn, b);
 						H[k][b] = h;
-						if (tt == en0) rk = 0, hen = h;
-						else if (tt < en1) rk = 1 + (ku32)((tt - st0) & 3) * (ku32)n4 + (ku32)((tt - st0) >> 2);
-						else rk = 1 + (ku32)(en1 - st0) + (ku32)(tt - en1);
+						rk = tt == en0 ? 0u : max_rank(tt - st0, tt < en1);
+						if (tt == en0) hen = h;
 						if (tt == st0) hst = h;
 						if (h > bestV || (h == bestV && rk < bestR)) bestV = h, bestR = rk;
 					}
@@ -710,12 +723,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 		if constexpr (EXACT) {  // lines 323-366, as in dp_team, reduced over the group
 			const int mH = __reduce_max_sync(gmask, bestV);
 			const ku32 mR = __reduce_min_sync(gmask, bestV == mH ? bestR : 0xffffffffu);
-			int mt;
-			if (mR == 0) mt = en0;
-			else if (mR <= (ku32)(en1 - st0)) {
-				const int i = (int)mR - 1, kk = i / n4;
-				mt = st0 + 4 * (i - kk * n4) + kk;
-			} else mt = en1 + ((int)mR - 1 - (en1 - st0));
+			const int mt = rank_slot(mR, st0, en0);
 			int Hen0 = 0, Hst0 = 0;
 			if (en0 == tlen - 1) Hen0 = __shfl_sync(gmask, hen, (en0 >> 2) & (G - 1), G);
 			if (r - st0 == qlen - 1) Hst0 = __shfl_sync(gmask, hst, (st0 >> 2) & (G - 1), G);
@@ -867,12 +875,24 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 									  const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
 									  int* __restrict__ res, int n_res, const int* __restrict__ ebv,
 									  const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
-									  int* prog)
+									  int* prog, const ki64* __restrict__ pend)
 {
 	const int lane = threadIdx.x & 31, sl = lane & (NL - 1);  // sl: the lane within the job's NL
 	// the warp's first job (NL < 32: 32 / NL jobs of one pass each, side by side; a slot past the
 	// list is a job of no rows that still takes part in the warp's shuffles)
-	const int k0 = PIPE ? blockIdx.x % n_list : ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * (32 / NL);
+	// the pass pipeline: a job's passes are consecutive blocks, the largest jobs first; block b is a
+	// pass of the first job k with pend[k] > b (pend: the running total of the jobs' passes; none past
+	// the last pass)
+	int pk = 0;
+	if (PIPE) {
+		int hi = n_list;
+		while (pk < hi) {
+			const int mid = (pk + hi) >> 1;
+			if (pend[mid] > (ki64)blockIdx.x) hi = mid;
+			else pk = mid + 1;
+		}
+	}
+	const int k0 = PIPE ? pk : ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * (32 / NL);
 	if (k0 >= n_list) return;  // warp-uniform
 	const int k = k0 + lane / NL;
 	const bool dead = k >= n_list;
@@ -900,7 +920,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	// costs in every step (14 uniform-datapath instructions of ~330 per step of dp_fb8)
 	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(tE), "+r"(tF), "+r"(tE2), "+r"(tF2), "+r"(e8), "+r"(e28),
 		"+r"(mc7));
-	const int p1 = PIPE ? blockIdx.x / n_list : 0;
+	const int p1 = PIPE ? (int)(blockIdx.x - (k0 ? pend[k0 - 1] : 0)) : 0;
 	if (p1 >= npass) return;
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
 		const int j0 = p * W + K * sl;
@@ -936,7 +956,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			const int i = s - sl;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
 				int got;
-				do got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&prog[blockIdx.x - n_list], 0);
+				do got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&prog[blockIdx.x - 1], 0);
 				while (got <= s);
 				avail = got;
 				__threadfence();
@@ -1023,12 +1043,13 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 
 // ksw_extd2_dp_fb<K>: full-band APPROX_MAX jobs, a warp per job, K columns per lane;
 // ksw_extd2_dp_fbp (K = KSW_FBP_K = 4): big ones of more than 512 columns, a block (one warp) per
-// pass, n_list * (most passes) blocks: the pipeline's time is its rows times the latency of one
-// step, which grows with K (E. coli's 10k-row jobs: 21 ms with K = 16).
+// pass, a job's passes in consecutive blocks: the pipeline's time is its rows
+// times the latency of one step, which grows with K (E. coli's 10k-row jobs: 21 ms with K = 16).
 // Both end with the job's backtrack (no ksw_extd2_tb launch). Parameters: the other DP kernels'
 // (smem_lg, doff, ring_lgv are not used; the ring arena holds the pass buffers, one or one per
 // pass, of 16 bytes per row), then the backtrack's end_bonus, CIGAR offsets, CIGAR arena and
-// lengths; dp_fbp also the row counts (n_list * passes int32, zeroed).
+// lengths; dp_fbp also the row counts (an int32 per block, zeroed) and the running total of the
+// jobs' passes (int64 per job).
 #define KSW_FB_PARAMS                                                                                   \
 	KSW_DP_PARAMS, const int *__restrict__ ebv, const ki64 *__restrict__ cig_off, ku32 *cig, int *__restrict__ ncig
 #define KSW_FB_ARGS                                                                                     \
@@ -1037,7 +1058,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 #define KSW_DP_FB(K)                                                                                    \
 	extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_##K) ksw_extd2_dp_fb##K(KSW_FB_PARAMS) \
 	{                                                                                                   \
-		dp_fb<K, false, 32>(KSW_FB_ARGS, nullptr);                                                          \
+		dp_fb<K, false, 32>(KSW_FB_ARGS, nullptr, nullptr);                                                          \
 	}
 // K = 4, 5, 6, 8, 10, 12, 16 query columns per lane (FB_KS, ksw_extd2_class), picked by qlen so
 // that most lanes have columns; blocks per SM the register caps allow (e.g. 16 warps of K = 16, 20 of K = 8: 128 and 102
@@ -1057,16 +1078,16 @@ KSW_DP_FB(10)
 KSW_DP_FB(12)
 KSW_DP_FB(16)
 #define KSW_FBP_K 4  // columns per lane of ksw_extd2_dp_fbp (as FBP_K of the launcher)
-extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbp(KSW_FB_PARAMS, int* prog)
+extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbp(KSW_FB_PARAMS, int* prog, const ki64* __restrict__ pend)
 {
-	dp_fb<KSW_FBP_K, true, 32>(KSW_FB_ARGS, prog);
+	dp_fb<KSW_FBP_K, true, 32>(KSW_FB_ARGS, prog, pend);
 }
 // ksw_extd2_dp_fbh16: full-band jobs of one pass of 16 x 16 columns, two per warp (16 lanes of 16
 // columns each): half the skew of a warp per job (15 steps, not up to 31) and the step's fixed part
 // over 16 cells
 extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_16) ksw_extd2_dp_fbh16(KSW_FB_PARAMS)
 {
-	dp_fb<16, false, 16>(KSW_FB_ARGS, nullptr);
+	dp_fb<16, false, 16>(KSW_FB_ARGS, nullptr, nullptr);
 }
 
 // ---- backtrack -------------------------------------------------------------------------------
@@ -1302,11 +1323,11 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 }
 
 // ksw_extd2_class: launch class and sort key of each job. A job with more than big_share of the
-// call's cells is on the critical path and gets 4 or 16 warps when its band is wide enough, so
-// does (4 warps) one with a ring of 2^wide_lg slots or more in shared memory; the rest get one
-// warp. One-warp jobs with a ring below 2^lfloor slots run in rings of 2^lfloor
+// call's cells is on the critical path and gets a middle team (8 warps of one word per thread, or 4
+// of two: the launcher's choice) or 16 warps when its band is wide enough, so does (the middle
+// team) one with a ring of 2^wide_lg slots or more in shared memory; the rest get one warp. One-warp jobs with a ring below 2^lfloor slots run in rings of 2^lfloor
 // (the ring size of a block of 8 such warps; a larger ring only moves the slots, not the values).
-// class = 10 * (0, 1, 2 for 16, 4, 1 warps) + (14 - ring lg, or 9 for a ring in global memory);
+// class = 10 * (0, 1, 2 for 16, middle, 1 warps) + (14 - ring lg, or 9 for a ring in global memory);
 // one-warp jobs with a ring of at most 2^reg_lg slots (reg_lg <= 10; 0: none) instead take the
 // register kernels: class KSW_REG_CLS + 2 * (ring lg - 6) + (1 exact, 0 APPROX_MAX);
 // With fb on, a job whose band covers the matrix and whose flags are APPROX_MAX (and REV_CIGAR)
@@ -1331,7 +1352,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 		const bool big = (double)cells > big_share * (double)tot[0];
 		const int steps = (width + 127) / 128;
 		// a job that is not big but whose ring (in shared memory) has 2^wide_lg slots or more, a
-		// band-limited extension, also gets 4 warps (from 3 steps of 128 slots per anti-diagonal)
+		// band-limited extension, also gets the middle team (from 3 steps of 128 slots per anti-diagonal)
 		// unless the register kernels take it: a single warp's steps per anti-diagonal made such
 		// jobs the critical path of a batch
 		const bool wide = wide_lg > 0 && lg >= wide_lg && lg <= KSW_SMEM_MAX_LG && !(lg <= reg_lg && lg <= 10);
