@@ -26,8 +26,8 @@ Work plan of one `run` (the host never loops over the jobs):
    ksw2's int8 arrays lane for lane and are followed on their stream by their backtrack
    (`ksw_extd2_tb`, a warp per job): jobs whose ring has at most 2**REG_MAX_LG slots in the
    register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers), the others a
-   warp per job, or 4 or 16 warps for the few jobs large enough to be the critical path (4 also for
-   rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
+   warp per job, or a middle team (8 warps, `_mid_team`) or 16 warps for the few jobs large enough
+   to be the critical path (the middle team also for rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
    global memory; then the CIGAR packing (`ksw_extd2_pack`) on the main stream and one read-back
    (into pinned memory) of the result fields with the CIGAR lengths, then the CIGARs.
 
@@ -57,7 +57,7 @@ SMEM_PER_SM = 228 * 1024    # shared memory of an SM (sm_90); each block reserve
 W1_BLOCKS_PER_SM = 3        # blocks of the one-warp kernel per SM (its __launch_bounds__)
 RING_BYTES_PER_SLOT = 14    # u y y2 s, x v x2 twice (int8), H (int32)
 GMEM_WARPS_PER_BLOCK = 4
-BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 4 or 16 warps
+BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets a middle team or 16 warps
 WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more gets 4 ($GPUEXT_KSW_WIDE_LG, 0: off)
 FEW_WARPS = 1024            # a launch class of at most this many warps (an eighth of an H100's) is latency-bound ($GPUEXT_KSW_FEW)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
