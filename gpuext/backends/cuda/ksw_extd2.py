@@ -58,7 +58,7 @@ W1_BLOCKS_PER_SM = 3        # blocks of the one-warp kernel per SM (its __launch
 RING_BYTES_PER_SLOT = 14    # u y y2 s, x v x2 twice (int8), H (int32)
 GMEM_WARPS_PER_BLOCK = 4
 BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets a middle team or 16 warps
-WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more gets 4 ($GPUEXT_KSW_WIDE_LG, 0: off)
+WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more the middle team ($GPUEXT_KSW_WIDE_LG, 0: off)
 FEW_WARPS = 1024            # a launch class of at most this many warps (an eighth of an H100's) is latency-bound ($GPUEXT_KSW_FEW)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
@@ -238,7 +238,7 @@ def _launch_rank_of_kind(key: tuple) -> tuple[int, int]:
     (with the pass pipeline first, the real E. coli set's teams ran 26% slower). $GPUEXT_KSW_PRIO=0:
     class order, default priority (for A/B timing)."""
     kind, L = key[0], key[1]
-    if kind in (16, 8, 4):
+    if _is_team(kind):
         return 2, 0 if kind == 16 else 1
     if kind == "fbp":
         return 1, 0
@@ -251,6 +251,11 @@ def _launch_rank_of_kind(key: tuple) -> tuple[int, int]:
     if L < 0:   # one warp, a ring in global memory
         return 1, 10
     return (1 if L >= 9 else 0), 24 - L
+
+
+def _is_team(kind) -> bool:
+    """Whether a _class_key kind is a warp team (several warps per job: 16 or the middle team)."""
+    return isinstance(kind, int) and kind > 1
 
 
 def _class_warps(key: tuple, n: int, shapes: dict) -> float:
@@ -270,7 +275,7 @@ def _launch_rank(key: tuple, warps: float | None = None) -> tuple[int, int]:
     ms, when their blocks waited behind the two-per-warp class's thousands)."""
     r = _launch_rank_of_kind(key)
     few = int(os.environ.get("GPUEXT_KSW_FEW", FEW_WARPS))   # (0: off, for A/B timing)
-    if warps is not None and warps <= few and key[0] not in (16, 8, 4, "fbp"):
+    if warps is not None and warps <= few and not _is_team(key[0]) and key[0] != "fbp":
         return max(r[0], 1), min(r[1], 5)
     return r
 
@@ -509,9 +514,10 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                             keep += [cupy.zeros(nblk, i32), pend]
                             args += (keep[-2], pend)
                         fn((nblk,), (tpb,), args, shared_mem=shm)
-                    tails.append((st, ev_a, fused, d_sel, key, n))
                     if serial:   # the class's backtrack and events right after its DP (the DP alone)
-                        ev.append(tail(*tails.pop()))
+                        ev.append(tail(st, ev_a, fused, d_sel, key, n))
+                    else:
+                        tails.append((st, ev_a, fused, d_sel, key, n))
                 # then each class's backtrack on its stream (it overlaps the others' DP) and the events:
                 # enqueued after every DP launch, as streams beyond the driver's hardware queues (8 by
                 # default) share them, and anything that waits for a kernel there holds up the other

@@ -79,7 +79,6 @@ __device__ __forceinline__ ku32 set_byte(ku32 w, int k, int v)
 	return (w & ~(0xffu << (8 * k))) | ((ku32)(ku8)v << (8 * k));
 }
 
-// exact band of anti-diagonal r (ksw2_extd2_sse.c:138-141); >> is an arithmetic shift
 // the exact maximum's order on an anti-diagonal (lines 327-357): en0 first (rank 0, by the caller),
 // then the slots below en1 = st0 + 4 * ((en0 - st0) / 4) by (t - st0) mod 4 groups in slot order,
 // then the tail [en1, en0); the smallest rank wins among equal H. dt = t - st0 < 2^22; the rank
@@ -93,6 +92,7 @@ __device__ __forceinline__ int rank_slot(ku32 rk, int st0, int en0)
 	return rk == 0 ? en0 : rk < (1u << 22) ? st0 + 4 * (int)((rk - 1) & 0xfffffu) + (int)((rk - 1) >> 20) : st0 + (int)(rk - (1u << 22));
 }
 
+// exact band of anti-diagonal r (ksw2_extd2_sse.c:138-141); >> is an arithmetic shift
 __device__ __forceinline__ int band_st0(int r, int qlen, int w)
 {
 	int st = 0;
@@ -861,10 +861,10 @@ __device__ __forceinline__ void tb_job(int jid, int lane, const int* __restrict_
 									   int* __restrict__ res, int n_res, int fbk);
 
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
-// are still in L2. PIPE: one pass per block of one warp, block b = pass * n_list + job slot; the
-// pass buffers and row counts (prog[b], zeroed) are in global memory, so the passes of a big job
+// are still in L2. PIPE: one pass per block of one warp, a job's passes in consecutive blocks (pend);
+// the pass buffers and row counts (prog[b], zeroed) are in global memory, so the passes of a big job
 // run on many SMs at once, each a few rows behind the one before; the last pass backtracks. Blocks
-// start in index order, so a pass's producer (block b - n_list) is running or done before it.
+// start in index order, so a pass's producer (block b - 1) is running or done before it.
 template <int K, bool PIPE, int NL>
 __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
 									  const ki64* __restrict__ qst, const int* __restrict__ qlenv,
@@ -878,8 +878,6 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 									  int* prog, const ki64* __restrict__ pend)
 {
 	const int lane = threadIdx.x & 31, sl = lane & (NL - 1);  // sl: the lane within the job's NL
-	// the warp's first job (NL < 32: 32 / NL jobs of one pass each, side by side; a slot past the
-	// list is a job of no rows that still takes part in the warp's shuffles)
 	// the pass pipeline: a job's passes are consecutive blocks, the largest jobs first; block b is a
 	// pass of the first job k with pend[k] > b (pend: the running total of the jobs' passes; none past
 	// the last pass)
@@ -892,6 +890,8 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			else pk = mid + 1;
 		}
 	}
+	// the warp's first job (NL < 32: 32 / NL jobs of one pass each, side by side; a slot past the
+	// list is a job of no rows that still takes part in the warp's shuffles)
 	const int k0 = PIPE ? pk : ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * (32 / NL);
 	if (k0 >= n_list) return;  // warp-uniform
 	const int k = k0 + lane / NL;
