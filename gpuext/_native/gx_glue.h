@@ -19,7 +19,7 @@ int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra, const char *ou
 int64_t gx_band_cells(int qlen, int tlen, int w);
 
 /* A batch of jobs in the layout of gpuext/engine/jobs.py: inputs, then outputs (cigar[i] is
- * malloc'ed by ksw2 and handed to the caller, who copies it out with gx_batch_take_cigars). */
+ * a malloc'ed copy of ksw2's, handed to the caller, who copies it out with gx_batch_take_cigars). */
 typedef struct {
 	int64_t n;
 	const uint8_t *qseq, *tseq;
