@@ -166,9 +166,10 @@ def main() -> int:
           f"(chunks {st.get('chunks')}, transfers and backtrack included; "
           f"DP kernels alone {st.get('t_dp', 0):.3f} s = {gcells / max(st.get('t_dp', 0), 1e-9) / 1e9:.1f} G cells/s)")
     print("  split (last run): " + ", ".join(f"{k} {st[k] * 1e3:.1f} ms" for k in
-                                            ("t_plan", "t_h2d_wait", "t_prep", "t_chunk_plan", "t_wait", "t_dp",
-                                             "t_tb", "t_gpu", "t_post", "t_total") if k in st)
-          + "  [t_plan: device planning incl. its read-back; t_h2d_wait: then waiting for the sequence "
+                                            ("t_plan", "t_upload", "t_h2d_wait", "t_prep", "t_chunk_plan", "t_wait",
+                                             "t_dp", "t_tb", "t_gpu", "t_post", "t_total") if k in st)
+          + "  [t_plan: device planning incl. its read-back; t_upload: the sequences' DMAs (beside the "
+            "planning); t_h2d_wait: then waiting for the sequence "
             "staging; t_dp: uploads done to last DP kernel end; t_tb: longest backtrack after its DP; "
             "t_gpu: uploads done to last backtrack end]")
     serial = os.environ.get("GPUEXT_KSW_SERIAL") == "1"

@@ -225,6 +225,11 @@ int emu_launch(const char *name, unsigned grid, unsigned block, unsigned shared,
 		return 1;
 	}
 	fn = f, g_bdim = block, nthr = (int)block;
+	// $GX_EMU_REVERSE=1: the fibers take turns from the last thread to the first, so that a value read
+	// between two barriers before its writer has written it (a race the GPU may or may not show)
+	// changes the result in one of the two orders
+	const char *rev = getenv("GX_EMU_REVERSE");
+	const bool reverse = rev && *rev == '1';
 	for (unsigned t = 0; t < block; ++t)
 		if (!stacks[t]) {
 			char *m = (char *)mmap(nullptr, STK + 4096, PROT_READ | PROT_WRITE,
@@ -264,7 +269,8 @@ int emu_launch(const char *name, unsigned grid, unsigned block, unsigned shared,
 		while (!failed && ndone < nthr) {
 			long slices = 0;
 			idle = 0;
-			for (int t = 0; t < nthr && !failed; ++t) {
+			for (int i = 0; i < nthr && !failed; ++i) {
+				const int t = reverse ? nthr - 1 - i : i;
 				if (done[t]) continue;
 				cur = t, g_tid = (unsigned)t, ++slices;
 				emu_switch(&main_sp, fsp[t]);

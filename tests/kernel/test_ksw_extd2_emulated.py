@@ -14,8 +14,9 @@ the register kernels off (GPUEXT_KSW_REG=0); the full-band kernels, a warp per j
 pass of a big job; GENERIC_SC with a transition matrix; tiny jobs and
 bands; warp teams of 8 and 16 (BIG_JOB_SHARE 0), and of 4 (GPUEXT_KSW_TEAM_MID=4); rings in global memory (jobs over 16 kb that Z-drop
 ends early) on 16 warps and on one; the one-warp kernel's other block sizes (GPUEXT_KSW_W1_BLOCKS); a
-subset with empty sequences cut into many chunks. Each case also names the DP kernels that must have
-run. tests/kernel/test_ksw_extd2.py makes the same comparison on a GPU.
+subset with empty sequences cut into many chunks; teams, one-warp and pass-pipeline kernels with the
+threads of a block taking turns in reverse order (a race between barriers changes the result in one of
+the two orders). Each case also names the DP kernels that must have run. tests/kernel/test_ksw_extd2.py makes the same comparison on a GPU.
 """
 from __future__ import annotations
 
@@ -80,6 +81,11 @@ CASES = {
                   "--expect", "w16_gmem"], {}),
     "gmem-w1": (["--presets", "map-hifi", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",
                  "--big-share", "1", "--expect", "w1_gmem"], {}),
+    # every kernel kind with the fibers taking turns from the last thread to the first (GX_EMU_REVERSE,
+    # emu.cpp): a shared value read before its writer wrote it, between two barriers, shows in one order
+    "reversed-order": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "1500", "--edges", "--long", "2",
+                        "3200", "--big-share", "0", "--seed", "41", "--expect", "w1_smem,w8_smem,w16_smem,fbp"],
+                       {"GX_EMU_REVERSE": "1"}),
     # and the launch classes in class order on default-priority streams (the A/B knob)
     "chunked": (["--presets", "map-ont", "--jobs", "60", "--max-len", "1500", "--seed", "19", "--chunked"],
                 {"GPUEXT_KSW_PRIO": "0"}),
@@ -118,7 +124,7 @@ def emu_dir(tmp_path_factory):
 def _driver(args, knobs, emu_dir) -> subprocess.CompletedProcess:
     path = [str(ROOT / "tests" / "emu" / "fakecupy"), str(ROOT), os.environ.get("PYTHONPATH", "")]
     # the launcher's knobs (and its memory budget) are the case's alone
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUEXT_KSW_", "GPUEXT_GPU_MEM"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUEXT_KSW_", "GPUEXT_GPU_MEM", "GX_EMU_"))}
     env.update(knobs, GPUEXT_EMU_DIR=str(emu_dir), PYTHONPATH=os.pathsep.join(filter(None, path)))
     # faulthandler: a kernel that crashes the emulator still shows where the launcher was
     return subprocess.run([sys.executable, "-X", "faulthandler", "-m", "tests.emu.run_extd2", *args], cwd=ROOT,

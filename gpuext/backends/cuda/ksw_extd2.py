@@ -274,7 +274,8 @@ def _launch_rank(key: tuple, warps: float | None = None) -> tuple[int, int]:
     its time is its longest job's (a few long thin jobs took 1.4 ms alone and ended last, at 24.5
     ms, when their blocks waited behind the two-per-warp class's thousands)."""
     r = _launch_rank_of_kind(key)
-    few = int(os.environ.get("GPUEXT_KSW_FEW", FEW_WARPS))   # (0: off, for A/B timing)
+    v = os.environ.get("GPUEXT_KSW_FEW", "").strip()   # (0: off, for A/B timing; empty: the default)
+    few = int(v) if v else FEW_WARPS
     if warps is not None and warps <= few and not _is_team(key[0]) and key[0] != "fbp":
         return max(r[0], 1), min(r[1], 5)
     return r
@@ -359,6 +360,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         ins = [job_idx, np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
               [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat]
         d_in, ioff, _ = _stage(ins, main, 1, threaded=False)
+        ev_up0 = up.record()
         d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
         d_qseq, d_tseq = d_seq[soff[0]:], d_seq[soff[1]:]
         d_jidx, d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:3], ins[:3]))
@@ -544,6 +546,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 stats["t_tb"] += max(cupy.cuda.get_elapsed_time(x[1], x[2]) for x in ev) / 1e3
                 stats["t_gpu"] = stats.get("t_gpu", 0.0) + max(cupy.cuda.get_elapsed_time(ev_in, x[2])
                                                                  for x in ev) / 1e3
+                if ci == 0:   # the sequences' DMAs (beside the device planning)
+                    stats["t_upload"] = cupy.cuda.get_elapsed_time(ev_up0, ev_seq) / 1e3
                 # per launch class: (warps per job, ring log2 or -1 for global, jobs, DP ms, backtrack ms),
                 # DP ms: from the uploads to the DP's end (with GPUEXT_KSW_SERIAL=1: the DP alone);
                 # register classes: ("reg<G>x<K><a|e>", ring log2, ...)
