@@ -52,6 +52,13 @@ bench_extd2() {
   done
 }
 
+# the A/B benchmarks of $EXTD2_AB: specs "VAR v1 v2 ..." separated by ';' (a value "default" leaves
+# VAR empty), default the full-band kernels off / on
+bench_ab() {
+  IFS=';' read -ra specs <<< "${EXTD2_AB:-GPUEXT_KSW_FB 0 default}"
+  for sp in "${specs[@]}"; do bench_extd2 $sp; done
+}
+
 bench() {
   big_ont
   python3 scripts/simulate_reads.py --profile hifi -n 3000 --seed 7 -o "$T/sim_hifi.fq.gz" "$REF"
@@ -97,12 +104,8 @@ case $PHASE in
     timeout 280 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extd2.py tests/kernel/test_recorded_jobs.py \
       2>&1 | tee "$OUT/kernel_tests_extd2.log" | tail -4
     table+=("GPU tests (ksw_extd2): $(tail -1 "$OUT/kernel_tests_extd2.log")")
-    IFS=';' read -ra specs <<< "${EXTD2_AB:-GPUEXT_KSW_FB 0 default}"
-    for sp in "${specs[@]}"; do bench_extd2 $sp; done ;;
-  ab)   # only the A/B benchmarks of ksw_extd2: $EXTD2_AB holds specs "VAR v1 v2 ..." separated by ';'
-        # (a value "default" leaves VAR empty), e.g. "GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
-    IFS=';' read -ra specs <<< "${EXTD2_AB:-GPUEXT_KSW_FB 0 default}"
-    for sp in "${specs[@]}"; do bench_extd2 $sp; done ;;
+    bench_ab ;;
+  ab) bench_ab ;;   # only the A/B benchmarks of ksw_extd2, e.g. EXTD2_AB="GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
   build) ;;   # only the build (for profiling runs after it)
   *) tests; bench ;;
 esac

@@ -166,19 +166,23 @@ def _stage(arrays, st, slot: int, threaded: bool):
     return up.dev, up.offs, up.futs
 
 
+def _env_int(name: str, default: int) -> int:
+    """The integer launcher knob $name (A/B timing); unset or empty (as device_check.sh's "default"
+    leaves it): default."""
+    v = os.environ.get(name, "").strip()
+    return int(v) if v else default
+
+
 def _w1_blocks() -> int:
     """Blocks of the one-warp kernel per SM (its register cap and shared memory per block)."""
-    b = int(os.environ.get("GPUEXT_KSW_W1_BLOCKS", W1_BLOCKS_PER_SM))
+    b = _env_int("GPUEXT_KSW_W1_BLOCKS", W1_BLOCKS_PER_SM)
     return b if b in (2, 3, 4) else W1_BLOCKS_PER_SM
 
 
 def _reg_lg() -> int:
     """Largest ring (log2 slots) of the jobs the register kernels take: $GPUEXT_KSW_REG, 0 (off)
     or 6..REG_LG_LIMIT, default REG_MAX_LG (for A/B timing against the shared-memory kernels)."""
-    v = os.environ.get("GPUEXT_KSW_REG", "").strip()
-    if not v:
-        return REG_MAX_LG
-    lg = int(v)
+    lg = _env_int("GPUEXT_KSW_REG", REG_MAX_LG)
     return 0 if lg <= 0 else min(max(lg, 6), REG_LG_LIMIT)
 
 
@@ -274,8 +278,7 @@ def _launch_rank(key: tuple, warps: float | None = None) -> tuple[int, int]:
     its time is its longest job's (a few long thin jobs took 1.4 ms alone and ended last, at 24.5
     ms, when their blocks waited behind the two-per-warp class's thousands)."""
     r = _launch_rank_of_kind(key)
-    v = os.environ.get("GPUEXT_KSW_FEW", "").strip()   # (0: off, for A/B timing; empty: the default)
-    few = int(v) if v else FEW_WARPS
+    few = _env_int("GPUEXT_KSW_FEW", FEW_WARPS)   # (0: off, for A/B timing)
     if warps is not None and warps <= few and not _is_team(key[0]) and key[0] != "fbp":
         return max(r[0], 1), min(r[1], 5)
     return r
@@ -377,7 +380,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
                                   d_sz, d_res, d_tot))
             k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
-                                   i32(fb), i32(os.environ.get("GPUEXT_KSW_WIDE_LG", WIDE_LG)), d_key))
+                                   i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)), d_key))
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
