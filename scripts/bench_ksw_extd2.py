@@ -167,15 +167,14 @@ def main() -> int:
           f"DP kernels alone {st.get('t_dp', 0):.3f} s = {gcells / max(st.get('t_dp', 0), 1e-9) / 1e9:.1f} G cells/s)")
     print("  split (last run): " + ", ".join(f"{k} {st[k] * 1e3:.1f} ms" for k in
                                             ("t_plan", "t_upload", "t_h2d_wait", "t_prep", "t_chunk_plan", "t_wait",
-                                             "t_dp", "t_tb", "t_gpu", "t_post", "t_total") if k in st)
+                                             "t_dp", "t_post", "t_total") if k in st)
           + "  [t_plan: device planning incl. its read-back; t_upload: the sequences' DMAs (beside the "
             "planning); t_h2d_wait: then waiting for the sequence "
-            "staging; t_dp: uploads done to last DP kernel end; t_tb: longest backtrack after its DP; "
-            "t_gpu: uploads done to last backtrack end]")
+            "staging; t_dp: uploads done to the last DP kernel's end, backtracks included]")
     serial = os.environ.get("GPUEXT_KSW_SERIAL") == "1"
-    cl = sorted(st.get("classes", []), key=lambda c: -(c[3] + c[4]))
-    print(f"  launch classes, last to end first (warps, ring lg, jobs, {'DP alone' if serial else 'DP end'}, "
-          "backtrack ms): " + "; ".join(f"({c[0]}, {c[1]}, {c[2]}, {c[3]:.1f}, {c[4]:.1f})" for c in cl))
+    cl = sorted(st.get("classes", []), key=lambda c: -c[3])
+    print(f"  launch classes, last to end first (warps, ring lg, jobs, {'alone' if serial else 'end'} ms, DP and "
+          "backtrack): " + "; ".join(f"({c[0]}, {c[1]}, {c[2]}, {c[3]:.1f})" for c in cl))
     if a.no_cpu:
         return 0
     sub = subset(batch, take) if len(take) < batch.n else batch

@@ -269,7 +269,7 @@ def test_launch_order_starts_few_warp_classes_early():
 
 
 @pytest.mark.gpu
-def test_supports_rejects_other_kernels_and_oversized_jobs():
+def test_supports_rejects_other_kernels_and_oversized_jobs(monkeypatch):
     from gpuext.backends.cuda import ksw_extd2
 
     rng = np.random.default_rng([SEED, 5])
@@ -279,6 +279,11 @@ def test_supports_rejects_other_kernels_and_oversized_jobs():
     assert r[0] == ksw_extd2.REJECT_KERNEL and (r[1:] == 0).all()
     r = ksw_extd2.supports(b, gpu_mem=64)
     assert (r[1:] == ksw_extd2.REJECT_MEMORY).all()
+    long = (b.qlen() + b.tlen() >= 300) & (b.kernel == 0)
+    assert long.any() and not long.all()
+    monkeypatch.setattr(ksw_extd2, "MAX_QT", 300)  # the exact maximum's key limit, 2**20 in use
+    r = ksw_extd2.supports(b)
+    assert (r[long] == ksw_extd2.REJECT_LENGTH).all() and (r[~long & (b.kernel == 0)] == 0).all()
 
 
 @pytest.mark.gpu

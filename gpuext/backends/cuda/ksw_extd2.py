@@ -22,13 +22,13 @@ Work plan of one `run` (the host never loops over the jobs):
    and on streams of higher priority (`_launch_rank`): APPROX_MAX jobs whose band covers
    the matrix (first-pass gap fills) run a clean DP (`ksw_extd2_dp_fbh16`, two jobs of up to
    256 columns per warp, `ksw_extd2_dp_fb<K>`, a warp per job, or `ksw_extd2_dp_fbp`, a block per
-   pass of a big job) and backtrack themselves; the others follow
-   ksw2's int8 arrays lane for lane and are followed on their stream by their backtrack
-   (`ksw_extd2_tb`, a warp per job): jobs whose ring has at most 2**REG_MAX_LG slots in the
+   pass of a big job); the others follow ksw2's int8 arrays lane for lane: jobs whose ring has
+   at most 2**REG_MAX_LG slots in the
    register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers), the others a
    warp per job, or a middle team (8 warps, `_mid_team`) or 16 warps for the few jobs large enough
    to be the critical path (the middle team also for rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
-   global memory; then the CIGAR packing (`ksw_extd2_pack`) on the main stream and one read-back
+   global memory. Every DP kernel ends with its jobs' backtrack (a warp per job), so that a class
+   is one launch and nothing on a stream waits for another kernel; then the CIGAR packing (`ksw_extd2_pack`) on the main stream and one read-back
    (into pinned memory) of the result fields with the CIGAR lengths, then the CIGARs.
 
 Device buffers (all owned by `run`, allocated from CuPy's memory pool on the current device, valid
@@ -50,7 +50,10 @@ from .staging import Staging, pooled_pinned, stream
 # supports() reason codes (0: the kernel takes the job)
 REJECT_KERNEL = 1   # not a ksw_extd2_sse job (single affine extz2, splice exts2)
 REJECT_MEMORY = 2   # the job alone needs more device memory than the budget
-REASONS = {0: "ok", REJECT_KERNEL: "not extd2", REJECT_MEMORY: "over GPU memory budget"}
+REJECT_LENGTH = 3   # qlen + tlen >= 2**20: the exact maximum's keys, 8 H + ord, need |H| < 2**27
+REASONS = {0: "ok", REJECT_KERNEL: "not extd2", REJECT_MEMORY: "over GPU memory budget",
+           REJECT_LENGTH: "qlen + tlen over 2^20"}
+MAX_QT = 1 << 20
 
 SMEM_MAX_LG = 14            # rings of up to 2**14 slots (224 KiB) live in shared memory
 SMEM_PER_SM = 228 * 1024    # shared memory of an SM (sm_90); each block reserves 1 KiB of it
@@ -139,6 +142,7 @@ def supports(batch: JobBatch, gpu_mem: int | None = None) -> np.ndarray:
     dir_ub, lg = _upper_bytes(qlen, tlen, batch.w)
     need = _job_bytes(qlen, tlen, dir_ub, lg, (batch.flag & KSW_EZ_SCORE_ONLY) != 0)
     out[need > budget] = REJECT_MEMORY
+    out[qlen.astype(np.int64) + tlen >= MAX_QT] = REJECT_LENGTH
     out[batch.kernel != KERNEL_EXTD2] = REJECT_KERNEL
     return out
 
@@ -324,7 +328,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     q, e, q2, e2 = _swapped_gaps(s)
     mat = np.ascontiguousarray(s.mat, np.int8).reshape(-1)
     early_all = -int(mat[1:].min()) > 2 * (q + e)   # ksw2_extd2_sse.c:96-100 (min over mat[1..])
-    stats = {"jobs": m, "jobs_gpu": 0, "chunks": 0, "t_dp": 0.0, "t_tb": 0.0}
+    stats = {"jobs": m, "jobs_gpu": 0, "chunks": 0, "t_dp": 0.0}
     coff = np.zeros(m + 1, np.int64)
     if m == 0 or early_all:   # every job returns ksw_reset_extz's values
         last_stats.clear()
@@ -343,7 +347,6 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
     k_plan, k_class, k_off = (mod.get_function(f"ksw_extd2_{x}") for x in ("plan", "class", "offsets"))
-    k_tb = mod.get_function("ksw_extd2_tb")
     fb = _fb_on(q, e, q2, e2, mat)
     # $GPUEXT_KSW_SERIAL=1: every class on the main stream, one after another, so that last_stats
     # has each class's time alone (a diagnostic: the classes normally run side by side)
@@ -385,18 +388,13 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
 
-        def tail(st, ev_a, fused, d_sel, key, n):
-            """After a class's DP on its stream st: the end event, the backtrack unless the DP kernel did
-            it, the backtrack's end event, which the main stream waits for; (events, key, n)."""
+        def tail(st, ev_a, key, n):
+            """After a class's kernel (DP and backtrack) on its stream st: its end event, which the main
+            stream waits for; (start event, end event, key, n)."""
             with st:
                 ev_b = st.record()
-                if not fused:
-                    k_tb(((n + 3) // 4,), (128,),
-                         (d_sel, i32(n), d_qlen, d_tlen, d_w, d_eb, d_flag, d_diroff, d_dir, d_doffoff,
-                          d_doff, d_cigoff, d_cig, d_ncig, d_res, i32(m)))
-                ev_c = st.record()
-                main.wait_event(ev_c)
-            return ev_a, ev_b, ev_c, key, n
+                main.wait_event(ev_b)
+            return ev_a, ev_b, key, n
 
         def plan_chunk(sub):
             """Launch order (class, then cells, largest first) and arena offsets of the jobs sub
@@ -504,13 +502,11 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     st.wait_event(ev_in)
                     args = (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
                             d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
-                            d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m))
-                    fused = nw in ("fb", "fbp", "fbh")   # these kernels backtrack their jobs themselves
+                            d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m),
+                            d_eb, d_cigoff, d_cig, d_ncig)   # the backtrack's, which every DP kernel ends with
                     with st:
                         ev_a = st.record() if serial else ev_in
                         nblk = (n + jobs_per_block - 1) // jobs_per_block
-                        if fused:
-                            args += (d_eb, d_cigoff, d_cig, d_ncig)
                         if nw == "fbp":   # a block per pass, a job's passes one after another (the
                             # largest job's first: blocks start in index order, and on a crowded GPU a
                             # pass that starts late holds up the rest of its job); the row counts
@@ -519,14 +515,15 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                             keep += [cupy.zeros(nblk, i32), pend]
                             args += (keep[-2], pend)
                         fn((nblk,), (tpb,), args, shared_mem=shm)
-                    if serial:   # the class's backtrack and events right after its DP (the DP alone)
-                        ev.append(tail(st, ev_a, fused, d_sel, key, n))
+                    if serial:   # the class's end event right after its kernel (the class alone)
+                        ev.append(tail(st, ev_a, key, n))
                     else:
-                        tails.append((st, ev_a, fused, d_sel, key, n))
-                # then each class's backtrack on its stream (it overlaps the others' DP) and the events:
-                # enqueued after every DP launch, as streams beyond the driver's hardware queues (8 by
-                # default) share them, and anything that waits for a kernel there holds up the other
-                # streams' later kernels (a class's DP had started only when another's ended)
+                        tails.append((st, ev_a, key, n))
+                # then the end events, enqueued after every launch: streams beyond the driver's hardware
+                # queues (8 by default) share them, and anything that waits for a kernel there holds up
+                # the other streams' later work (a class's DP had started only when another's ended; a
+                # backtrack launched after its DP waited for the DP of a class in the same queue, and
+                # the 10k set's short exact classes then ended with the two-per-warp class)
                 ev += [tail(*t) for t in tails]
                 t_launched = time.perf_counter()
                 last = ci == len(chunks) - 1
@@ -546,18 +543,16 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     h_out = _to_host(d_out[:total], main)
                 stats["t_wait"] = stats.get("t_wait", 0.0) + time.perf_counter() - t_launched
                 stats["t_dp"] += max(cupy.cuda.get_elapsed_time(ev_in, x[1]) for x in ev) / 1e3
-                stats["t_tb"] += max(cupy.cuda.get_elapsed_time(x[1], x[2]) for x in ev) / 1e3
-                stats["t_gpu"] = stats.get("t_gpu", 0.0) + max(cupy.cuda.get_elapsed_time(ev_in, x[2])
-                                                                 for x in ev) / 1e3
                 if ci == 0:   # the sequences' DMAs (beside the device planning)
                     stats["t_upload"] = cupy.cuda.get_elapsed_time(ev_up0, ev_seq) / 1e3
-                # per launch class: (warps per job, ring log2 or -1 for global, jobs, DP ms, backtrack ms),
-                # DP ms: from the uploads to the DP's end (with GPUEXT_KSW_SERIAL=1: the DP alone);
+                # per launch class: (warps per job, ring log2 or -1 for global, jobs, ms), ms: from the
+                # uploads to the end of the class's kernel, its backtrack included (with
+                # GPUEXT_KSW_SERIAL=1: the class alone);
                 # register classes: ("reg<G>x<K><a|e>", ring log2, ...)
                 stats.setdefault("classes", []).extend(
                     (k[0] if k[0] != "reg" else "reg%dx%d%s" % (*shapes[k[1]], "e" if k[2] else "a"), k[1], n,
-                     cupy.cuda.get_elapsed_time(a, b), cupy.cuda.get_elapsed_time(b, c))
-                    for a, b, c, k, n in ev)
+                     cupy.cuda.get_elapsed_time(a, b))
+                    for a, b, k, n in ev)
                 chunk_out.append((h_ncig.astype(i64), h_out))
                 del d_dir, d_doff, d_cig, d_ring, d_out, keep
         else:
@@ -595,4 +590,5 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     return out
 
 
-__all__ = ["supports", "run", "default_gpu_mem", "REJECT_KERNEL", "REJECT_MEMORY", "REASONS"]
+__all__ = ["supports", "run", "default_gpu_mem", "REJECT_KERNEL", "REJECT_MEMORY", "REJECT_LENGTH",
+           "REASONS"]

@@ -11,10 +11,11 @@
 // §1.12, backtrack §1.14) and the checklist §7. docs/kernels/ksw_extd2.md explains the mapping.
 //
 // Kernels (all launched by gpuext/backends/cuda/ksw_extd2.py):
-//   ksw_extd2_dp_w*_*   1, 4 or 16 warps per job; state ring in shared (smem) or global (gmem) memory
+//   ksw_extd2_dp_w*_*   1, 4, 8 or 16 warps per job; state ring in shared (smem) or global (gmem) memory
 //   ksw_extd2_dp_reg*   8, 16 or 32 lanes per job; state ring (up to 1024 slots) in registers
-//   ksw_extd2_dp_fb*    full-band APPROX_MAX jobs: a clean DP (no ring), then their backtrack
-//   ksw_extd2_tb        one warp per job: start cell choice and ksw_backtrack
+//   ksw_extd2_dp_fb*    full-band APPROX_MAX jobs: a clean DP (no ring)
+//                       each DP kernel ends with its jobs' backtrack (tb_job: start cell choice and
+//                       ksw_backtrack), a warp per job, on the SM that wrote the direction bytes
 //   ksw_extd2_pack      one thread per job: CIGAR copy, reversed unless KSW_EZ_REV_CIGAR
 //   ksw_extd2_plan, ksw_extd2_class, ksw_extd2_offsets
 //                       one thread per job: sizes, launch class, sort key and arena offsets
@@ -79,17 +80,20 @@ __device__ __forceinline__ ku32 set_byte(ku32 w, int k, int v)
 	return (w & ~(0xffu << (8 * k))) | ((ku32)(ku8)v << (8 * k));
 }
 
-// the exact maximum's order on an anti-diagonal (lines 327-357): en0 first (rank 0, by the caller),
-// then the slots below en1 = st0 + 4 * ((en0 - st0) / 4) by (t - st0) mod 4 groups in slot order,
-// then the tail [en1, en0); the smallest rank wins among equal H. dt = t - st0 < 2^22; the rank
-// gives its slot back with shifts (rank_slot), not a division by the group size
-__device__ __forceinline__ ku32 max_rank(int dt, bool grp)
+// The exact maximum's order on an anti-diagonal (lines 327-357): en0 first, then the slots below
+// en1 = st0 + 4 * ((en0 - st0) / 4) by (t - st0) mod 4 groups in slot order, then the tail [en1, en0).
+// As a key: slot t of [st0, en0] offers 8 H + ord, the largest key wins and, among equal keys, the
+// first slot. ord is 7 for en0, 6 - (t - st0) mod 4 below en1 (within
+// one group the first slot wins) and 2 - (t - en1) in the tail, which comes after every group. With
+// |H| < 2^27 (qlen + tlen < 2^20, the launcher's limit) 8 H + ord fits an int.
+__device__ __forceinline__ int max_ord(int t, int st0, int en0, int en1)
 {
-	return grp ? 1u + ((ku32)(dt & 3) << 20 | (ku32)dt >> 2) : (1u << 22) + (ku32)dt;
+	return t == en0 ? 7 : t >= en1 ? 2 - (t - en1) : 6 - ((t - st0) & 3);
 }
-__device__ __forceinline__ int rank_slot(ku32 rk, int st0, int en0)
+// the slot of the winning key's ord, given the first word t0 (a multiple of 4) that offered it
+__device__ __forceinline__ int key_slot(int ord, int t0, int st0, int en0, int en1)
 {
-	return rk == 0 ? en0 : rk < (1u << 22) ? st0 + 4 * (int)((rk - 1) & 0xfffffu) + (int)((rk - 1) >> 20) : st0 + (int)(rk - (1u << 22));
+	return ord == 7 ? en0 : ord <= 2 ? en1 + 2 - ord : t0 + ((6 - ord + st0) & 3);
 }
 
 // exact band of anti-diagonal r (ksw2_extd2_sse.c:138-141); >> is an arithmetic shift
@@ -157,6 +161,14 @@ __device__ __forceinline__ ku32 cell4(ku32 Xs, ku32 Vs, ku32 X2s, ku32 U, ku32 Y
 	}
 	return d;
 }
+
+// the backtrack of one job by one warp (defined with the backtrack below)
+__device__ __forceinline__ void tb_job(int jid, int lane, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
+									   const int* __restrict__ wv, const int* __restrict__ ebv,
+									   const int* __restrict__ flv, const ki64* __restrict__ dir_off, const ku8* dir,
+									   const ki64* __restrict__ doff_off, const ku32* doff,
+									   const ki64* __restrict__ cig_off, ku32* __restrict__ cig,
+									   int* __restrict__ ncig, int* __restrict__ res, int n_res, int fbk);
 
 // ---- the DP ----------------------------------------------------------------------------------
 // State ring of one job (R slots, a power of two larger than the widest aligned band + 31),
@@ -264,7 +276,9 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 										const ki64* __restrict__ doff_off, ku32* doff,
 										const ki64* __restrict__ ring_off, const int* __restrict__ ring_lgv,
 										ku8* ring_arena, const signed char* __restrict__ mat, int q_, int e_,
-										int q2_, int e2_, int* __restrict__ res, int n_res)
+										int q2_, int e2_, int* __restrict__ res, int n_res,
+										const int* __restrict__ ebv, const ki64* __restrict__ cig_off, ku32* cig,
+										int* __restrict__ ncig)
 {
 	constexpr int NT = 32 * NW;
 	__shared__ int red_v[NW];
@@ -339,8 +353,13 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		// argmax order of lines 327-357: en0 first, then t = st0+k (mod 4) groups below en1, then
 		// the tail [en1, en0); ranks encode it, the smallest rank wins among equal H
 		const int en1 = st0 + ((en0 - st0) >> 2 << 2);
-		int bestV = (int)0x80000000;
-		ku32 bestR = 0xffffffffu;
+		int bestK = (int)0x80000000, bestT = 0x7fffffff;
+		int ordg[4];  // max_ord of the slots t0 + b of a grouped word (t0 is a multiple of 4)
+#pragma unroll
+		for (int b = 0; b < 4; ++b) {
+			ordg[b] = 6 - ((b - st0) & 3);
+			asm("" : "+r"(ordg[b]));  // kept in a register, not recomputed in every step
+		}
 		ku8* __restrict__ Pr = P + dcur;
 		const ku8 *__restrict__ xo = g.x(ob), *__restrict__ vo = g.v(ob), *__restrict__ x2o = g.x2(ob);
 		ku8 *__restrict__ xn = g.x(nb_), *__restrict__ vn = g.v(nb_), *__restrict__ x2n = g.x2(nb_);
@@ -409,25 +428,32 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				st4(g.u + ix, Un), st4(vn + ix, Vn), st4(xn + ix, Xn), st4(g.y + ix, Yn);
 				st4(x2n + ix, X2n), st4(g.y2 + ix, Y2n), st4(g.s + ix, Sk);
 				if (with_cigar) st4(Pr + (t0 - st), d);
-				// exact maximum: H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358); branch-free
-				// per slot (selects), the slots outside [st0, en0] keep their H and take no part
+				// exact maximum: H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358). Each in-band
+				// slot offers the key 8 H + ord (max_key), the thread keeps its largest key and, among equal
+				// ones, its first word; the slots outside [st0, en0] keep their H and take no part
 				if (!approx && t0 <= en0 && t0 + 3 >= st0) {
 					int4 h4 = *(int4*)(g.H + ix);
 					int hv[4] = {h4.x, h4.y, h4.z, h4.w};
+					int kk;
+					if (t0 >= st0 && t0 + 3 < en1) {  // four grouped in-band slots, none of them en0
 #pragma unroll
-					for (int b = 0; b < 4; ++b) {
-						const int t = t0 + b, dt = t - st0, vb = sbyte(Vn, b);
-						int h = hv[b] + vb;
-						if (t == en0 && en0 > 0) h = Hprev + sbyte(Un, b);
-						if (r == 0) h = vb - qe;
-						// rank: en0 first, then (t - st0) mod 4 groups below en1, then [en1, en0)
-						const ku32 rk = t == en0 ? 0u : max_rank(dt, t < en1);
-						const bool in = t >= st0 && t <= en0;
-						const bool better = in && (h > bestV || (h == bestV && rk < bestR));
-						bestV = better ? h : bestV, bestR = better ? rk : bestR;
-						hv[b] = in ? h : hv[b];
+						for (int b = 0; b < 4; ++b) hv[b] += sbyte(Vn, b);
+						kk = max(max(hv[0] * 8 + ordg[0], hv[1] * 8 + ordg[1]), max(hv[2] * 8 + ordg[2], hv[3] * 8 + ordg[3]));
+					} else {  // a word at a band edge: en0, the tail, slots outside the band, r == 0
+						kk = (int)0x80000000;
+#pragma unroll
+						for (int b = 0; b < 4; ++b) {
+							const int t = t0 + b, vb = sbyte(Vn, b);
+							int h = hv[b] + vb;
+							if (t == en0 && en0 > 0) h = Hprev + sbyte(Un, b);
+							if (r == 0) h = vb - qe;
+							const bool in = t >= st0 && t <= en0;
+							if (in) kk = max(kk, h * 8 + max_ord(t, st0, en0, en1));
+							hv[b] = in ? h : hv[b];
+						}
 					}
 					*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
+					if (kk > bestK) bestK = kk, bestT = t0;
 				}
 			}
 		}
@@ -444,27 +470,27 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			}
 		}
 		dcur += en - st + 1;
-		int mH = 0;
-		ku32 mR = 0;
-		if (!approx) {
-			mH = __reduce_max_sync(KSW_FULL_MASK, bestV);
-			mR = __reduce_min_sync(KSW_FULL_MASK, bestV == mH ? bestR : 0xffffffffu);
-			if (NW > 1 && lane == 0) red_v[wid] = mH, red_r[wid] = mR;
+		int mK = 0;
+		ku32 mT = 0;
+		if (!approx) {  // the largest key, and the first word that holds it
+			mK = __reduce_max_sync(KSW_FULL_MASK, bestK);
+			mT = __reduce_min_sync(KSW_FULL_MASK, bestK == mK ? (ku32)bestT : 0xffffffffu);
+			if (NW > 1 && lane == 0) red_v[wid] = mK, red_r[wid] = mT;
 		}
 		if (NW == 1) __syncwarp(); else __syncthreads();
 
 		if (!approx) {
-			if (NW >= 8) {  // the warps' (max H, least rank) by two warp reductions, not a chain of NW - 1
+			if (NW >= 8) {  // the warps' (max key, first word) by two warp reductions, not a chain of NW - 1
 				const int v = red_v[lane % NW];
-				mH = __reduce_max_sync(KSW_FULL_MASK, v);
-				mR = __reduce_min_sync(KSW_FULL_MASK, v == mH ? red_r[lane % NW] : 0xffffffffu);
+				mK = __reduce_max_sync(KSW_FULL_MASK, v);
+				mT = __reduce_min_sync(KSW_FULL_MASK, v == mK ? red_r[lane % NW] : 0xffffffffu);
 			} else if (NW > 1) {
-				mH = red_v[0], mR = red_r[0];
+				mK = red_v[0], mT = red_r[0];
 #pragma unroll
 				for (int i = 1; i < NW; ++i)
-					if (red_v[i] > mH || (red_v[i] == mH && red_r[i] < mR)) mH = red_v[i], mR = red_r[i];
+					if (red_v[i] > mK || (red_v[i] == mK && red_r[i] < mT)) mK = red_v[i], mT = red_r[i];
 			}
-			const int mt = rank_slot(mR, st0, en0);
+			const int mH = mK >> 3, mt = key_slot(mK & 7, (int)mT, st0, en0, en1);
 			const int Hen0 = g.H[(ku32)en0 & g.mask], Hst0 = g.H[(ku32)st0 & g.mask];
 			if (en0 == tlen - 1 && Hen0 > mte) mte = Hen0, mte_q = r - en0;  // lines 360-363
 			if (r - st0 == qlen - 1 && Hst0 > mqe) mqe = Hst0, mqe_t = st0;
@@ -492,6 +518,10 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		last_st = st, last_en = en;
 	}
 	if (tid == 0) store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
+	// the backtrack by the first warp, once every warp's direction bytes and the result are written
+	if (NW == 1) __syncwarp(); else __syncthreads();
+	if (wid == 0)
+		tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, doff_off, doff, cig_off, cig, ncig, res, n_res, 0);
 }
 
 #define KSW_DP_PARAMS                                                                                   \
@@ -505,21 +535,25 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 #define KSW_DP_ARGS                                                                                     \
 	jlist, n_list, smem_lg, qseq, qst, qlenv, tseq, tst, tlenv, wv, zdv, flv, dir_off, dir, doff_off, doff, \
 		ring_off, ring_lgv, ring_arena, mat, q, e, q2, e2, res, n_res
+// then the backtrack's: end_bonus, CIGAR offsets, CIGAR arena and lengths (every DP kernel takes both)
+#define KSW_TB_PARAMS                                                                                   \
+	const int *__restrict__ ebv, const ki64 *__restrict__ cig_off, ku32 *cig, int *__restrict__ ncig
+#define KSW_TB_ARGS ebv, cig_off, cig, ncig
 
 // ksw_extd2_dp_w<NW>_<ring>: NW warps per job; the ring in shared (smem) or global (gmem) memory
 // w1_smem: several jobs per block; __launch_bounds__(256, B) caps the registers so that B blocks of
 // 8 warps fit on an SM (B = 3: 80 registers, no spills); the launcher sizes the blocks' shared
 // memory for the same B. _b2 / _b4 are the alternatives (GPUEXT_KSW_W1_BLOCKS=2|4) for tuning.
-extern "C" __global__ void __launch_bounds__(256, 3) ksw_extd2_dp_w1_smem(KSW_DP_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS); }
-extern "C" __global__ void __launch_bounds__(256, 2) ksw_extd2_dp_w1_smem_b2(KSW_DP_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS); }
-extern "C" __global__ void __launch_bounds__(256, 4) ksw_extd2_dp_w1_smem_b4(KSW_DP_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS); }
-extern "C" __global__ void __launch_bounds__(256) ksw_extd2_dp_w1_gmem(KSW_DP_PARAMS) { dp_team<false, 1>(KSW_DP_ARGS); }
-extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_smem(KSW_DP_PARAMS) { dp_team<true, 4>(KSW_DP_ARGS); }
-extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_gmem(KSW_DP_PARAMS) { dp_team<false, 4>(KSW_DP_ARGS); }
-extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_smem(KSW_DP_PARAMS) { dp_team<true, 8>(KSW_DP_ARGS); }
-extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_gmem(KSW_DP_PARAMS) { dp_team<false, 8>(KSW_DP_ARGS); }
-extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_smem(KSW_DP_PARAMS) { dp_team<true, 16>(KSW_DP_ARGS); }
-extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_gmem(KSW_DP_PARAMS) { dp_team<false, 16>(KSW_DP_ARGS); }
+extern "C" __global__ void __launch_bounds__(256, 3) ksw_extd2_dp_w1_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS, KSW_TB_ARGS); }
+extern "C" __global__ void __launch_bounds__(256, 2) ksw_extd2_dp_w1_smem_b2(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS, KSW_TB_ARGS); }
+extern "C" __global__ void __launch_bounds__(256, 4) ksw_extd2_dp_w1_smem_b4(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 1>(KSW_DP_ARGS, KSW_TB_ARGS); }
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_dp_w1_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 1>(KSW_DP_ARGS, KSW_TB_ARGS); }
+extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 4>(KSW_DP_ARGS, KSW_TB_ARGS); }
+extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 4>(KSW_DP_ARGS, KSW_TB_ARGS); }
+extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 8>(KSW_DP_ARGS, KSW_TB_ARGS); }
+extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 8>(KSW_DP_ARGS, KSW_TB_ARGS); }
+extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 16>(KSW_DP_ARGS, KSW_TB_ARGS); }
+extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 16>(KSW_DP_ARGS, KSW_TB_ARGS); }
 
 // ---- the DP with the state ring in registers (jobs with small rings) ---------------------------
 // A group of G lanes (G = 8, 16 or 32; 32/G jobs per warp) computes one job whose ring needs at
@@ -645,8 +679,13 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 		if (gl == 0 && with_cigar) DO[r] = (ku32)(dcur >> 4);
 
 		const int en1 = st0 + ((en0 - st0) >> 2 << 2);
-		int bestV = (int)0x80000000, hen = 0, hst = 0;
-		ku32 bestR = 0xffffffffu;
+		int bestK = (int)0x80000000, bestT = 0x7fffffff, hen = 0, hst = 0;
+		int ordg[4];  // max_ord of the slots t + b of a grouped word
+#pragma unroll
+		for (int b = 0; b < 4; ++b) {
+			ordg[b] = 6 - ((b - st0) & 3);
+			asm("" : "+r"(ordg[b]));
+		}
 		ku8* __restrict__ Pr = P + dcur;
 		const int lim = generic ? en0 : send;  // the slots [st0, lim] get this anti-diagonal's score
 		// groups with a slot in [st, top]
@@ -699,31 +738,41 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 								 Y[k], X2[k], Y2[k]);
 			U[k] = Un, V[k] = Vn;
 			if (with_cigar) st4(Pr + (t - st), d);
-			if constexpr (EXACT) {  // H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358)
+			if constexpr (EXACT) {  // H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358); keys as dp_team
 				if (t <= en0 && t + 3 >= st0) {
+					int kk;
+					if (t >= st0 && t + 3 < en1) {  // four grouped in-band slots, none of them en0
 #pragma unroll
-					for (int b = 0; b < 4; ++b) {
-						const int tt = t + b;
-						if (tt < st0 || tt > en0) continue;
-						int h;
-						ku32 rk;
-						if (r == 0) h = sbyte(Vn, b) - qe;
-						else if (tt == en0) h = en0 > 0 ? Hprev + sbyte(Un, b) : H[k][b] + sbyte(Vn, b);
-						else h = H[k][b] + sbyte(Vn, b);
-						H[k][b] = h;
-						rk = tt == en0 ? 0u : max_rank(tt - st0, tt < en1);
-						if (tt == en0) hen = h;
-						if (tt == st0) hst = h;
-						if (h > bestV || (h == bestV && rk < bestR)) bestV = h, bestR = rk;
+						for (int b = 0; b < 4; ++b) H[k][b] += sbyte(Vn, b);
+						if (t == st0) hst = H[k][0];
+						kk = max(max(H[k][0] * 8 + ordg[0], H[k][1] * 8 + ordg[1]),
+								 max(H[k][2] * 8 + ordg[2], H[k][3] * 8 + ordg[3]));
+					} else {
+						kk = (int)0x80000000;
+#pragma unroll
+						for (int b = 0; b < 4; ++b) {
+							const int tt = t + b;
+							if (tt < st0 || tt > en0) continue;
+							int h;
+							if (r == 0) h = sbyte(Vn, b) - qe;
+							else if (tt == en0) h = en0 > 0 ? Hprev + sbyte(Un, b) : H[k][b] + sbyte(Vn, b);
+							else h = H[k][b] + sbyte(Vn, b);
+							H[k][b] = h;
+							if (tt == en0) hen = h;
+							if (tt == st0) hst = h;
+							kk = max(kk, h * 8 + max_ord(tt, st0, en0, en1));
+						}
 					}
+					// a lane's groups are not in slot order: equal keys go to the first slot
+					if (kk > bestK || (kk == bestK && t < bestT)) bestK = kk, bestT = t;
 				}
 			}
 		}
 		dcur += en - st + 1;
 		if constexpr (EXACT) {  // lines 323-366, as in dp_team, reduced over the group
-			const int mH = __reduce_max_sync(gmask, bestV);
-			const ku32 mR = __reduce_min_sync(gmask, bestV == mH ? bestR : 0xffffffffu);
-			const int mt = rank_slot(mR, st0, en0);
+			const int mK = __reduce_max_sync(gmask, bestK);
+			const int mT = (int)__reduce_min_sync(gmask, bestK == mK ? (ku32)bestT : 0xffffffffu);
+			const int mH = mK >> 3, mt = key_slot(mK & 7, mT, st0, en0, en1);
 			int Hen0 = 0, Hst0 = 0;
 			if (en0 == tlen - 1) Hen0 = __shfl_sync(gmask, hen, (en0 >> 2) & (G - 1), G);
 			if (r - st0 == qlen - 1) Hst0 = __shfl_sync(gmask, hst, (st0 >> 2) & (G - 1), G);
@@ -754,19 +803,40 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 	if (gl == 0) store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
 }
 
+// The backtracks of a warp's 32 / G jobs (G lanes each in the DP), one after another by the whole warp
+template <int G>
+__device__ __forceinline__ void tb_warp(const int* __restrict__ jlist, int n_list, const int* __restrict__ qlenv,
+										const int* __restrict__ tlenv, const int* __restrict__ wv,
+										const int* __restrict__ flv, const ki64* __restrict__ dir_off, const ku8* dir,
+										const ki64* __restrict__ doff_off, const ku32* doff, int* __restrict__ res,
+										int n_res, KSW_TB_PARAMS)
+{
+	__syncwarp();
+	const int lane = threadIdx.x & 31, k0 = (int)((blockIdx.x * blockDim.x + (threadIdx.x & ~31u)) / G);
+#pragma unroll 1
+	for (int h = 0; h < 32 / G; ++h)
+		if (k0 + h < n_list)
+			tb_job(jlist[k0 + h], lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, doff_off, doff, cig_off, cig, ncig,
+				   res, n_res, 0);
+}
+
 // ksw_extd2_dp_reg<G>x<K>_<a|e>: groups of G lanes, rings of up to 4*G*K slots in registers, for
 // APPROX_MAX (a) or exact (e) jobs; blocks of 128 threads, no shared memory. Same parameters as
 // the dp_team kernels (smem_lg, ring_off, ring_lgv and ring_arena are not used).
 #define KSW_DP_REG(G, K)                                                                                  \
-	extern "C" __global__ void __launch_bounds__(128) ksw_extd2_dp_reg##G##x##K##_a(KSW_DP_PARAMS)         \
+	extern "C" __global__ void __launch_bounds__(128)                                                     \
+		ksw_extd2_dp_reg##G##x##K##_a(KSW_DP_PARAMS, KSW_TB_PARAMS)                                       \
 	{                                                                                                     \
 		dp_reg<G, K, false>(jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, zdv, flv, dir_off, dir,  \
 							doff_off, doff, mat, q, e, q2, e2, res, n_res);                                   \
+		tb_warp<G>(jlist, n_list, qlenv, tlenv, wv, flv, dir_off, dir, doff_off, doff, res, n_res, KSW_TB_ARGS); \
 	}                                                                                                     \
-	extern "C" __global__ void __launch_bounds__(128) ksw_extd2_dp_reg##G##x##K##_e(KSW_DP_PARAMS)         \
+	extern "C" __global__ void __launch_bounds__(128)                                                     \
+		ksw_extd2_dp_reg##G##x##K##_e(KSW_DP_PARAMS, KSW_TB_PARAMS)                                       \
 	{                                                                                                     \
 		dp_reg<G, K, true>(jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, zdv, flv, dir_off, dir,   \
 						   doff_off, doff, mat, q, e, q2, e2, res, n_res);                                    \
+		tb_warp<G>(jlist, n_list, qlenv, tlenv, wv, flv, dir_off, dir, doff_off, doff, res, n_res, KSW_TB_ARGS); \
 	}
 // The launcher builds only the shapes it uses (KSW_REG_LIST from its defines: NVRTC time grows
 // with every instantiation); without it, every shape (compile checks).
@@ -853,12 +923,6 @@ __device__ __forceinline__ void fb_store(ku8* p, const ku32 (&dw)[(K + 3) / 4])
 	}
 }
 
-__device__ __forceinline__ void tb_job(int jid, int lane, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
-									   const int* __restrict__ wv, const int* __restrict__ ebv, const int* __restrict__ flv,
-									   const ki64* __restrict__ dir_off, const ku8* __restrict__ dir,
-									   const ki64* __restrict__ doff_off, const ku32* __restrict__ doff,
-									   const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
-									   int* __restrict__ res, int n_res, int fbk);
 
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
 // are still in L2. PIPE: one pass per block of one warp, a job's passes in consecutive blocks (pend);
@@ -1050,8 +1114,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 // pass, of 16 bytes per row), then the backtrack's end_bonus, CIGAR offsets, CIGAR arena and
 // lengths; dp_fbp also the row counts (an int32 per block, zeroed) and the running total of the
 // jobs' passes (int64 per job).
-#define KSW_FB_PARAMS                                                                                   \
-	KSW_DP_PARAMS, const int *__restrict__ ebv, const ki64 *__restrict__ cig_off, ku32 *cig, int *__restrict__ ncig
+#define KSW_FB_PARAMS KSW_DP_PARAMS, KSW_TB_PARAMS
 #define KSW_FB_ARGS                                                                                     \
 	jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, flv, dir_off, dir, ring_off, ring_arena, mat, q, e, q2, \
 		e2, res, n_res, ebv, cig_off, cig, ncig
@@ -1120,8 +1183,8 @@ __device__ __forceinline__ int tb_lane(int mode, int di, int dj)
 __device__ __forceinline__ void tb_job(
 	int jid, int lane, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
 	const int* __restrict__ wv, const int* __restrict__ ebv, const int* __restrict__ flv,
-	const ki64* __restrict__ dir_off, const ku8* __restrict__ dir, const ki64* __restrict__ doff_off,
-	const ku32* __restrict__ doff, const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
+	const ki64* __restrict__ dir_off, const ku8* dir, const ki64* __restrict__ doff_off,
+	const ku32* doff, const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
 	int* __restrict__ res, int n_res, int fbk)
 {
 	const int qlen = qlenv[jid], tlen = tlenv[jid], w = full_w(wv[jid], qlen, tlen), flag = flv[jid];
@@ -1139,8 +1202,9 @@ __device__ __forceinline__ void tb_job(
 	} else if (max_t >= 0 && max_q >= 0) i = max_t, j = max_q;
 	else go = false, i = j = -1;
 	if (go) {
-		const ku8* __restrict__ P = dir + dir_off[jid];
-		const ku32* __restrict__ DO = fbk ? doff : doff + doff_off[jid];
+		// the DP kernel that calls this wrote them: plain loads (not the read-only path)
+		const ku8* P = dir + dir_off[jid];
+		const ku32* DO = fbk ? doff : doff + doff_off[jid];
 		ku32* __restrict__ C = cig + cig_off[jid];
 		ku32 cur = 0;  // the last op, len << 4 | op, not yet written (0: none)
 		int state = 0;
@@ -1202,17 +1266,6 @@ __device__ __forceinline__ void tb_job(
 	if (lane == 0) ncig[jid] = n;
 }
 
-extern "C" __global__ void __launch_bounds__(128) ksw_extd2_tb(
-	const int* __restrict__ jlist, int n_list, const int* __restrict__ qlenv, const int* __restrict__ tlenv,
-	const int* __restrict__ wv, const int* __restrict__ ebv, const int* __restrict__ flv,
-	const ki64* __restrict__ dir_off, const ku8* __restrict__ dir, const ki64* __restrict__ doff_off,
-	const ku32* __restrict__ doff, const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
-	int* __restrict__ res, int n_res)
-{
-	const int k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
-	if (k >= n_list) return;  // warp-uniform
-	tb_job(jlist[k], lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, doff_off, doff, cig_off, cig, ncig, res, n_res, 0);
-}
 
 // CIGARs into one array in job order: out[out_off[jid] ...] for each job jid of jlist
 extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_list, const int* __restrict__ flv,
