@@ -28,8 +28,9 @@ Work plan of one `run` (the host never loops over the jobs):
    warp per job, or a middle team (8 warps, `_mid_team`) or 16 warps for the few jobs large enough
    to be the critical path (the middle team also for rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
    global memory. Every DP kernel ends with its jobs' backtrack (a warp per job), so that a class
-   is one launch and nothing on a stream waits for another kernel; then the CIGAR packing (`ksw_extd2_pack`) on the main stream and one read-back
-   (into pinned memory) of the result fields with the CIGAR lengths, then the CIGARs.
+   is one launch and nothing on a stream waits for another kernel; then the CIGAR packing
+   (`ksw_extd2_pack`) on the main stream and one read-back (into pinned memory) of the result fields
+   with the CIGAR lengths, then the CIGARs.
 
 Device buffers (all owned by `run`, allocated from CuPy's memory pool on the current device, valid
 from the H2D copies of a chunk until its CIGARs are back on the host): sequences and per-job

@@ -83,12 +83,34 @@ __device__ __forceinline__ ku32 set_byte(ku32 w, int k, int v)
 // The exact maximum's order on an anti-diagonal (lines 327-357): en0 first, then the slots below
 // en1 = st0 + 4 * ((en0 - st0) / 4) by (t - st0) mod 4 groups in slot order, then the tail [en1, en0).
 // As a key: slot t of [st0, en0] offers 8 H + ord, the largest key wins and, among equal keys, the
-// first slot. ord is 7 for en0, 6 - (t - st0) mod 4 below en1 (within
-// one group the first slot wins) and 2 - (t - en1) in the tail, which comes after every group. With
-// |H| < 2^27 (qlen + tlen < 2^20, the launcher's limit) 8 H + ord fits an int.
+// first slot. ord is 7 for en0, 6 - (t - st0) mod 4 below en1 (within one group the first slot
+// wins) and 2 - (t - en1) in the tail, which comes after every group. With |H| < 2^27 (qlen + tlen
+// < 2^20, the launcher's limit) 8 H + ord fits an int.
 __device__ __forceinline__ int max_ord(int t, int st0, int en0, int en1)
 {
 	return t == en0 ? 7 : t >= en1 ? 2 - (t - en1) : 6 - ((t - st0) & 3);
+}
+// max_ord of the slots t0 + b of a word of four grouped slots (t0 a multiple of 4), once per
+// anti-diagonal and kept in registers (not recomputed in every step)
+__device__ __forceinline__ void grouped_ords(int st0, int (&o)[4])
+{
+#pragma unroll
+	for (int b = 0; b < 4; ++b) {
+		o[b] = 6 - ((b - st0) & 3);
+		asm("" : "+r"(o[b]));
+	}
+}
+// the largest key of a word of four grouped slots with H values h
+__device__ __forceinline__ int word_key(const int (&h)[4], const int (&o)[4])
+{
+	return max(max(h[0] * 8 + o[0], h[1] * 8 + o[1]), max(h[2] * 8 + o[2], h[3] * 8 + o[3]));
+}
+// H of in-band slot t on anti-diagonal r (lines 326-358) from its old H h and this anti-diagonal's
+// v and u bytes: H[t] += v, but H[en0] = H[en0-1] + u (Hprev: H[en0-1] before the update) when
+// en0 > 0, and v - (q+e) on r == 0
+__device__ __forceinline__ int slot_h(int h, int vb, int ub, int t, int en0, int r, int Hprev, int qe)
+{
+	return r == 0 ? vb - qe : t == en0 && en0 > 0 ? Hprev + ub : h + vb;
 }
 // the slot of the winning key's ord, given the first word t0 (a multiple of 4) that offered it
 __device__ __forceinline__ int key_slot(int ord, int t0, int st0, int en0, int en1)
@@ -350,16 +372,12 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		if (tid == 0 && with_cigar) DO[r] = (ku32)(dcur >> 4);
 		if (NW == 1) __syncwarp(); else __syncthreads();
 
-		// argmax order of lines 327-357: en0 first, then t = st0+k (mod 4) groups below en1, then
-		// the tail [en1, en0); ranks encode it, the smallest rank wins among equal H
+		// argmax order of lines 327-357 (en0, then the (t - st0) mod 4 groups below en1, then the tail
+		// [en1, en0)) as keys (max_ord): the thread's largest key and the first word that offered it
 		const int en1 = st0 + ((en0 - st0) >> 2 << 2);
 		int bestK = (int)0x80000000, bestT = 0x7fffffff;
-		int ordg[4];  // max_ord of the slots t0 + b of a grouped word (t0 is a multiple of 4)
-#pragma unroll
-		for (int b = 0; b < 4; ++b) {
-			ordg[b] = 6 - ((b - st0) & 3);
-			asm("" : "+r"(ordg[b]));  // kept in a register, not recomputed in every step
-		}
+		int ordg[4];
+		grouped_ords(st0, ordg);
 		ku8* __restrict__ Pr = P + dcur;
 		const ku8 *__restrict__ xo = g.x(ob), *__restrict__ vo = g.v(ob), *__restrict__ x2o = g.x2(ob);
 		ku8 *__restrict__ xn = g.x(nb_), *__restrict__ vn = g.v(nb_), *__restrict__ x2n = g.x2(nb_);
@@ -429,7 +447,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				st4(x2n + ix, X2n), st4(g.y2 + ix, Y2n), st4(g.s + ix, Sk);
 				if (with_cigar) st4(Pr + (t0 - st), d);
 				// exact maximum: H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358). Each in-band
-				// slot offers the key 8 H + ord (max_key), the thread keeps its largest key and, among equal
+				// slot offers the key 8 H + ord (max_ord), the thread keeps its largest key and, among equal
 				// ones, its first word; the slots outside [st0, en0] keep their H and take no part
 				if (!approx && t0 <= en0 && t0 + 3 >= st0) {
 					int4 h4 = *(int4*)(g.H + ix);
@@ -438,15 +456,12 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 					if (t0 >= st0 && t0 + 3 < en1) {  // four grouped in-band slots, none of them en0
 #pragma unroll
 						for (int b = 0; b < 4; ++b) hv[b] += sbyte(Vn, b);
-						kk = max(max(hv[0] * 8 + ordg[0], hv[1] * 8 + ordg[1]), max(hv[2] * 8 + ordg[2], hv[3] * 8 + ordg[3]));
+						kk = word_key(hv, ordg);
 					} else {  // a word at a band edge: en0, the tail, slots outside the band, r == 0
 						kk = (int)0x80000000;
 #pragma unroll
 						for (int b = 0; b < 4; ++b) {
-							const int t = t0 + b, vb = sbyte(Vn, b);
-							int h = hv[b] + vb;
-							if (t == en0 && en0 > 0) h = Hprev + sbyte(Un, b);
-							if (r == 0) h = vb - qe;
+							const int t = t0 + b, h = slot_h(hv[b], sbyte(Vn, b), sbyte(Un, b), t, en0, r, Hprev, qe);
 							const bool in = t >= st0 && t <= en0;
 							if (in) kk = max(kk, h * 8 + max_ord(t, st0, en0, en1));
 							hv[b] = in ? h : hv[b];
@@ -680,12 +695,8 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 
 		const int en1 = st0 + ((en0 - st0) >> 2 << 2);
 		int bestK = (int)0x80000000, bestT = 0x7fffffff, hen = 0, hst = 0;
-		int ordg[4];  // max_ord of the slots t + b of a grouped word
-#pragma unroll
-		for (int b = 0; b < 4; ++b) {
-			ordg[b] = 6 - ((b - st0) & 3);
-			asm("" : "+r"(ordg[b]));
-		}
+		int ordg[4];
+		grouped_ords(st0, ordg);
 		ku8* __restrict__ Pr = P + dcur;
 		const int lim = generic ? en0 : send;  // the slots [st0, lim] get this anti-diagonal's score
 		// groups with a slot in [st, top]
@@ -745,18 +756,14 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 #pragma unroll
 						for (int b = 0; b < 4; ++b) H[k][b] += sbyte(Vn, b);
 						if (t == st0) hst = H[k][0];
-						kk = max(max(H[k][0] * 8 + ordg[0], H[k][1] * 8 + ordg[1]),
-								 max(H[k][2] * 8 + ordg[2], H[k][3] * 8 + ordg[3]));
+						kk = word_key(H[k], ordg);
 					} else {
 						kk = (int)0x80000000;
 #pragma unroll
 						for (int b = 0; b < 4; ++b) {
 							const int tt = t + b;
 							if (tt < st0 || tt > en0) continue;
-							int h;
-							if (r == 0) h = sbyte(Vn, b) - qe;
-							else if (tt == en0) h = en0 > 0 ? Hprev + sbyte(Un, b) : H[k][b] + sbyte(Vn, b);
-							else h = H[k][b] + sbyte(Vn, b);
+							const int h = slot_h(H[k][b], sbyte(Vn, b), sbyte(Un, b), tt, en0, r, Hprev, qe);
 							H[k][b] = h;
 							if (tt == en0) hen = h;
 							if (tt == st0) hst = h;
@@ -922,7 +929,6 @@ __device__ __forceinline__ void fb_store(ku8* p, const ku32 (&dw)[(K + 3) / 4])
 		for (int c = 0; c < K; ++c) p[c] = (ku8)(dw[c >> 2] >> (8 * (c & 3)));
 	}
 }
-
 
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
 // are still in L2. PIPE: one pass per block of one warp, a job's passes in consecutive blocks (pend);
@@ -1265,7 +1271,6 @@ __device__ __forceinline__ void tb_job(
 	}
 	if (lane == 0) ncig[jid] = n;
 }
-
 
 // CIGARs into one array in job order: out[out_off[jid] ...] for each job jid of jlist
 extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_list, const int* __restrict__ flv,
