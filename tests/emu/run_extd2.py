@@ -101,7 +101,8 @@ def main() -> int:
     if a.big_share is not None:
         gpu.BIG_JOB_SHARE = a.big_share
     knobs = {k: os.environ[k] for k in ("GPUEXT_KSW_REG", "GPUEXT_KSW_REG_SHAPES", "GPUEXT_KSW_W1_BLOCKS",
-                                        "GPUEXT_KSW_FB", "GPUEXT_KSW_WIDE_LG", "GX_EMU_REVERSE") if k in os.environ}
+                                        "GPUEXT_KSW_FB", "GPUEXT_KSW_FBH", "GPUEXT_KSW_FB2", "GPUEXT_KSW_WIDE_LG",
+                                        "GX_EMU_REVERSE") if k in os.environ}
     print(f"seed {a.seed}, knobs {knobs or 'default'}")
     problems, seen = [], set()
     for pi, preset in enumerate(a.presets.split(",")):

@@ -22,6 +22,7 @@ extern unsigned g_tid, g_block, g_bdim;
 #define blockDim (emu_dim3{g_bdim, 1, 1})
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 #define __shared__ static   // one block runs at a time; the kernel clears what it needs cleared
 #define __constant__
@@ -46,6 +47,28 @@ static inline int max(int a, int b) { return a > b ? a : b; }
 static inline int __vimax3_s32(int a, int b, int c) { return max(max(a, b), c); }
 static inline int __viaddmin_s32(int a, int b, int c) { return min(a + b, c); }
 static inline int __viaddmax_s32(int a, int b, int c) { return max(a + b, c); }
+// 16x2: each halfword on its own, as signed 16-bit values; sums wrap
+template <class F> static inline unsigned emu_halves(unsigned a, unsigned b, unsigned c, F f)
+{
+	unsigned r = 0;
+	for (int k = 0; k < 2; ++k)
+		r |= (unsigned)(uint16_t)f((int16_t)(a >> 16 * k), (int16_t)(b >> 16 * k), (int16_t)(c >> 16 * k)) << 16 * k;
+	return r;
+}
+static inline unsigned __vadd2(unsigned a, unsigned b) { return emu_halves(a, b, 0, [](int x, int y, int) { return x + y; }); }
+static inline unsigned __vsub2(unsigned a, unsigned b) { return emu_halves(a, b, 0, [](int x, int y, int) { return x - y; }); }
+static inline unsigned __vimax3_s16x2(unsigned a, unsigned b, unsigned c)
+{
+	return emu_halves(a, b, c, [](int x, int y, int z) { return max(max(x, y), z); });
+}
+static inline unsigned __viaddmax_s16x2(unsigned a, unsigned b, unsigned c)
+{
+	return emu_halves(a, b, c, [](int x, int y, int z) { return max((int)(int16_t)(x + y), z); });
+}
+static inline unsigned __viaddmin_s16x2(unsigned a, unsigned b, unsigned c)
+{
+	return emu_halves(a, b, c, [](int x, int y, int z) { return min((int)(int16_t)(x + y), z); });
+}
 
 static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
 static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }

@@ -209,18 +209,25 @@ def test_full_band_kernels_only_where_exact(monkeypatch):
     """The full-band kernels take a batch's jobs only where their arithmetic is ksw2's: the scoring
     of map-ont, map-hifi and sr qualifies; a gap cost over int8's in-band range, a score outside the
     byte table ([-16, 15]: asm5's mismatch -19) or GPUEXT_KSW_FB=0 keeps them out (the ring kernels
-    run those jobs). Bit 1, two jobs per warp, follows bit 0 unless GPUEXT_KSW_FBH=0."""
+    run those jobs). Bit 1, two jobs per warp, follows bit 0 unless GPUEXT_KSW_FBH=0; bits 8 and up,
+    the qlen + tlen bound of two jobs per lane in 16-bit halves, follow bit 0 unless GPUEXT_KSW_FB2=0
+    (map-ont: 8 (L + 2 * 24 + 2 L + 25 + 2) + 135 <= 32767 for L <= 1334)."""
     from gpuext.backends.cuda.ksw_extd2 import _fb_on, _swapped_gaps
     from gpuext.engine.jobs import Scoring
 
     for preset, (a, b, q, e, q2, e2, *_) in PRESETS.items():
         s = Scoring(score_matrix(a, b), q, e, q2, e2)
-        assert _fb_on(*_swapped_gaps(s), s.mat) == (0 if preset == "asm5" else 3), preset
+        fb = _fb_on(*_swapped_gaps(s), s.mat)
+        assert fb & 255 == (0 if preset == "asm5" else 3), preset
+        assert (fb >> 8 > 500) == (preset != "asm5"), preset
+    assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) >> 8 == 1334
     assert not _fb_on(4, 2, 100, 30, score_matrix(2, 4))            # (q+e)+(q2+e2) > 127
     assert not _fb_on(4, 2, 24, 1, score_matrix(16, 4))             # match score 16
     assert not _fb_on(4, 2, 24, 1, score_matrix(2, 17))             # mismatch -17
-    assert _fb_on(4, 2, 24, 1, score_matrix(15, 16)) == 3
+    assert _fb_on(4, 2, 24, 1, score_matrix(15, 16)) & 255 == 3
     monkeypatch.setenv("GPUEXT_KSW_FBH", "0")
+    assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) & 255 == 1
+    monkeypatch.setenv("GPUEXT_KSW_FB2", "0")
     assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) == 1
     monkeypatch.setenv("GPUEXT_KSW_FB", "0")
     assert not _fb_on(4, 2, 24, 1, score_matrix(2, 4))
@@ -304,11 +311,13 @@ def test_warp_teams_match_ksw2(monkeypatch):
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_full_band_kernels_match_ksw2(preset, monkeypatch):
     """APPROX_MAX jobs whose band covers the matrix (first-pass gap fills) run in the clean-DP
-    kernels: those of at most 256 columns two per warp (ksw_extd2_dp_fbh16), the others a warp
-    each (ksw_extd2_dp_fb<K>), and with GPUEXT_KSW_FBH=0 all a warp each: every K, one pass and
-    several (query over 512 bp), N bases, all match ksw2; so do they as big jobs, those of several
-    passes in ksw_extd2_dp_fbp (a block per pass, many SMs per job); with GPUEXT_KSW_FB=0 none runs
-    there."""
+    kernels: those of one pass with qlen + tlen within the 16-bit bound two per lane (fbh16x2 up to
+    256 columns, fb<K>x2 up to 512), the others in int32: those of at most 256 columns two per
+    warp (ksw_extd2_dp_fbh16), the others a warp each (ksw_extd2_dp_fb<K>); with
+    GPUEXT_KSW_FB2=0 all in int32, and with GPUEXT_KSW_FBH=0 too all a warp each: every K, one pass
+    and several (query over 512 bp), N bases, all match ksw2; so do they as big jobs, those of
+    several passes in ksw_extd2_dp_fbp (a block per pass, many SMs per job); with GPUEXT_KSW_FB=0
+    none runs there."""
     from gpuext.backends.cuda import ksw_extd2
     from gpuext.engine.jobs import KSW_EZ_REV_CIGAR
 
@@ -326,6 +335,14 @@ def test_full_band_kernels_match_ksw2(preset, monkeypatch):
         assert ksw_extd2.last_stats["jobs_per_team_size"]["fb"] == 0
         return
     live = (batch.qlen() > 0) & (batch.tlen() > 0)
+    ql, short = batch.qlen(), batch.qlen() + batch.tlen() <= ksw_extd2._fb_on(
+        *ksw_extd2._swapped_gaps(batch.scoring), np.asarray(batch.scoring.mat, np.int8).reshape(-1)) >> 8
+    per = ksw_extd2.last_stats["jobs_per_team_size"]
+    assert per["fbh2"] == (live & (ql <= 256) & short).sum() > 0 and per["fbh"] == (live & (ql <= 256) & ~short).sum()
+    assert per["fb2"] == (live & (ql > 256) & (ql <= 512) & short).sum() > 0
+    assert per["fb"] == (live & (ql > 256) & ((ql > 512) | ~short)).sum() > 0
+    monkeypatch.setenv("GPUEXT_KSW_FB2", "0")   # int32 only
+    _rerun_matches(batch, ref, "GPUEXT_KSW_FB2=0")
     fb = [c for c in ksw_extd2.last_stats["classes"] if c[0] == "fb"]
     assert {c[1] for c in fb} == {K for K in ksw_extd2.FB_K if K > 8} and sum(c[2] for c in fb) == \
         (live & (batch.qlen() > 256)).sum()

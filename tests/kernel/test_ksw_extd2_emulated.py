@@ -11,7 +11,7 @@ in most cases jobs that fill each register ring size (run_extd2.py --edges). Cas
 a fresh one (printed) with the launcher's defaults and with the register kernels on for every ring
 size (GPUEXT_KSW_REG=10); the same jobs in the other register shapes (GPUEXT_KSW_REG_SHAPES) and with
 the register kernels off (GPUEXT_KSW_REG=0); the full-band kernels, a warp per job and a block per
-pass of a big job; GENERIC_SC with a transition matrix; tiny jobs and
+pass of a big job, and two jobs per lane in 16-bit halves (fixed and fresh seed); GENERIC_SC with a transition matrix; tiny jobs and
 bands; warp teams of 8 and 16 (BIG_JOB_SHARE 0), and of 4 (GPUEXT_KSW_TEAM_MID=4); rings in global memory (jobs over 16 kb that Z-drop
 ends early) on 16 warps and on one; the one-warp kernel's other block sizes (GPUEXT_KSW_W1_BLOCKS); a
 subset with empty sequences cut into many chunks; teams, one-warp and pass-pipeline kernels with the
@@ -65,9 +65,15 @@ CASES = {
     "reg-off": ([*REG_JOBS, "--seed", "23", "--expect", "w1_smem_b4"],
                 {"GPUEXT_KSW_REG": "0", "GPUEXT_KSW_W1_BLOCKS": "4"}),
     "full-band": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed", "29",
-                   "--expect", "fb4,fb5,fb6,fb8,fb10,fb12,fb16"], {"GPUEXT_KSW_FBH": "0"}),
+                   "--expect", "fb4,fb5,fb6,fb8,fb10,fb12,fb16"], {"GPUEXT_KSW_FBH": "0", "GPUEXT_KSW_FB2": "0"}),
     "full-band-half": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed", "37",
-                        "--expect", "fbh16,fb10,fb12,fb16"], {}),
+                        "--expect", "fbh16,fb10,fb12,fb16"], {"GPUEXT_KSW_FB2": "0"}),
+    # two jobs per lane in 16-bit halves (the default for jobs within _fb16_len; fb16 keeps those of
+    # several passes), and with the threads in reverse order
+    "full-band-x2": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed", "43",
+                      "--expect", "fb4x2,fb5x2,fb6x2,fb8x2,fb10x2,fb12x2,fb16x2,fb16"], {"GPUEXT_KSW_FBH": "0"}),
+    "full-band-half-x2-fresh": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed",
+                                 str(FRESH), "--expect", "fbh13x2,fb10x2,fb12x2,fb16x2"], {"GX_EMU_REVERSE": "1"}),
     "full-band-team": (["--presets", "map-ont,sr", "--jobs", "30", "--max-len", "3000", "--full-band", "--big-share",
                         "0", "--seed", "31", "--expect", "fb4,fbp"], {}),
     "generic-sc": (["--presets", "map-ont,sr", "--transition", "2", "--jobs", "40", "--edges", "--seed", "13",

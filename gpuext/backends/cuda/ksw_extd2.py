@@ -69,9 +69,12 @@ KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_f
 FB_K = (4, 5, 6, 8, 10, 12, 16)   # query columns per lane (FB_KS); class KSW_FB_CLS + 7: ksw_extd2_dp_fbp
 FBP_K = 4                         # (big jobs of several passes, K = FBP_K, KSW_FBP_K)
 KSW_FBH_CLS = KSW_FB_CLS + len(FB_K) + 1   # ksw_extd2_dp_fbh16: jobs of at most 256 columns, two per warp
+KSW_FB2_CLS = KSW_FBH_CLS + 1   # ksw_extd2_dp_fb<K>x2 (K = FB_K[c - KSW_FB2_CLS]), then ksw_extd2_dp_fbh<K>x2
+                                # (K = FBH2_K[...]): the same jobs in 16-bit halves, two per lane (_fb16_len)
+FBH2_K = (13, 14, 15, 16)       # columns per lane of ksw_extd2_dp_fbh<K>x2 (16 lanes per job)
 FB_THREADS = 128           # threads per block of ksw_extd2_dp_fb<K> (a warp per job)
-KSW_NCLS = 50              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
-                           # + jobs not run
+KSW_NCLS = 61              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
+                           # 11 full-band two per lane, + jobs not run
 # register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
 # smallest G that fits with K <= 8 (fewest lanes idle, the per-anti-diagonal work shared by 32/G
 # jobs); $GPUEXT_KSW_REG_SHAPES overrides entries (e.g. "8:16x4,9:32x4") for timing
@@ -201,7 +204,24 @@ def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
     scores_ok = all(-16 <= v <= 15 for v in (int(mat[0]), int(mat[1]), sc_n))
     on = os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and (q + e) + (q2 + e2) <= 127 and scores_ok
     half = os.environ.get("GPUEXT_KSW_FBH", "1").strip() != "0"
-    return int(on) | (int(on and half) << 1)
+    x2 = _fb16_len(q, e, q2, e2, int(mat[0])) if on and os.environ.get("GPUEXT_KSW_FB2", "1").strip() != "0" else 0
+    return int(on) | (int(on and half) << 1) | (x2 << 8)
+
+
+def _fb16_len(q: int, e: int, q2: int, e2: int, mch: int) -> int:
+    """The largest qlen + tlen = L of a full-band job whose clean DP fits 16-bit halves (the two
+    jobs per lane of ksw_extd2_dp_fb<K>x2, fbh16x2), 0 for none. On the DP's path every H(i, j) lies
+    in [-(2 max(q, q2) + max(e, e2) L), mch L / 2] (the boundary and gap paths below, the match
+    score per diagonal step above), the gap states down to H - max(q+e, q2+e2), and the kernel
+    holds 8 x plus a 3-bit tag, adds a score of at most 8 * 16 + 7, and subtracts two such values:
+    all of it stays within a signed halfword when 8 (mch L / 2 + 2 max(q, q2) + max(e, e2) L +
+    max(q+e, q2+e2) + 2) + 135 <= 32767."""
+    if mch <= 0:
+        return 0
+    qm, em, qem = max(q, q2), max(e, e2), max(q + e, q2 + e2)
+    fixed = 8 * (2 * qm + qem + 2) + 135
+    per = 4 * mch + 8 * em   # per unit of L (8 * mch / 2 = 4 mch)
+    return max(0, (32767 - fixed) // per)
 
 
 def _reg_shapes() -> dict:
@@ -226,7 +246,12 @@ def _mid_team() -> int:
 
 def _class_key(c: int) -> tuple:
     """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
-    register class ("reg", ring lg, exact); for a full-band class ("fb", "fbp" or "fbh", K)."""
+    register class ("reg", ring lg, exact); for a full-band class ("fb", "fbp", "fbh", "fb2" or
+    "fbh2", K)."""
+    if c >= KSW_FB2_CLS + len(FB_K):
+        return "fbh2", FBH2_K[c - KSW_FB2_CLS - len(FB_K)]
+    if c >= KSW_FB2_CLS:
+        return "fb2", FB_K[c - KSW_FB2_CLS]
     if c == KSW_FB_CLS + len(FB_K):
         return "fbp", FBP_K
     if c == KSW_FBH_CLS:
@@ -251,9 +276,9 @@ def _launch_rank_of_kind(key: tuple) -> tuple[int, int]:
         return 2, 0 if kind == 16 else 1
     if kind == "fbp":
         return 1, 0
-    if kind == "fbh":
+    if kind in ("fbh", "fbh2"):
         return 0, 24
-    if kind == "fb":
+    if kind in ("fb", "fb2"):
         return (1, 20 - L) if L >= 10 else (0, 40 - L)
     if kind == "reg":
         return 0, 30 - L
@@ -272,8 +297,10 @@ def _class_warps(key: tuple, n: int, shapes: dict) -> float:
     kind = key[0]
     if kind == "reg":
         return n * shapes[key[1]][0] / 32
-    if kind == "fbh":
+    if kind in ("fbh", "fb2"):
         return n / 2
+    if kind == "fbh2":
+        return n / 4
     return n * (kind if isinstance(kind, int) else 1)
 
 
@@ -450,7 +477,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 cnt = summ[:KSW_NCLS - 1]
                 cum = summ[KSW_NCLS:KSW_NCLS + 4]
                 sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
-                for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbh"):
+                for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbh", "fb2", "fbh2"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):
                     stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
@@ -485,6 +512,10 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     elif nw == "fbh":   # 16 lanes per job, two jobs per warp
                         fn = mod.get_function("ksw_extd2_dp_fbh16")
                         tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 16
+                    elif nw in ("fb2", "fbh2"):   # fb / fbh with two jobs per lane (16-bit halves)
+                        fn = mod.get_function(f"ksw_extd2_dp_fb{L}x2" if nw == "fb2" else f"ksw_extd2_dp_fbh{L}x2")
+                        tpb, shm = FB_THREADS, 0
+                        jobs_per_block = FB_THREADS // (16 if nw == "fb2" else 8)
                     else:
                         fn = k_dp[(nw, smem)]
                         if nw > 1:   # one job per block

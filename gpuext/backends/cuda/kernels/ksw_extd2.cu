@@ -887,15 +887,19 @@ __device__ __forceinline__ int boundary_h(int n, int qe, int e, int e2, int long
 	return -qe - e * n1 + (neq ? long_diff : 0) - e2 * (n - n1 - neq);
 }
 
+// bytes a lane's K direction bytes take in a step: K rounded up to a word, so that every lane
+// stores whole aligned words
+__host__ __device__ constexpr int fb_kp(int K) { return (K + 3) & ~3; }
+
 // byte offset of cell (i, j)'s direction in a full-band job's layout (NL lanes of K columns; fbk =
-// NL << 8 | K)
+// NL << 8 | K): per pass and step, the la active lanes' fb_kp(K) bytes side by side
 __device__ __forceinline__ ki64 fb_addr(int i, int j, int qlen, int tlen, int fbk)
 {
 	const int K = fbk & 255, NL = fbk >> 8;
 	const int W = NL * K, p = j / W, npass = (qlen + W - 1) / W, jj = j - p * W, L = jj / K;
 	const int la = p < npass - 1 ? NL : (qlen - p * W + K - 1) / K;
 	const int c = jj - L * K, n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;  // column c: byte n-1-(c&3) of its word
-	return ((ki64)p * (tlen + NL - 1) * NL + (ki64)(i + L) * la + L) * K + (c & ~3) + n - 1 - (c & 3);
+	return ((ki64)p * (tlen + NL - 1) * NL + (ki64)(i + L) * la + L) * fb_kp(K) + (c & ~3) + n - 1 - (c & 3);
 }
 
 // (a & ~m) | (b & m) in one LOP3 (the compiler made two of it)
@@ -910,24 +914,22 @@ __device__ __forceinline__ ku32 lop3_sel(ku32 a, ku32 b, ku32 m)
 #endif
 }
 
-// a lane's K direction bytes of one step (packed 4 per word) at a multiple of K: one 8- or 16-byte
-// store for K = 8, 16, word stores for K = 4, 12 (only 4-byte aligned), byte stores otherwise
+// a lane's K direction bytes of one step (packed 4 per word) at a multiple of fb_kp(K): one 8- or
+// 16-byte store for fb_kp(K) = 8, 16, word stores otherwise (12: only 4-byte aligned)
 template <int K>
 __device__ __forceinline__ void fb_store(ku8* p, const ku32 (&dw)[(K + 3) / 4])
 {
+	constexpr int KP = fb_kp(K);
 #ifdef GX_EMU  // the CPU emulator does not fault on a misaligned store: check what the GPU needs
-	if ((size_t)p & (K == 16 ? 15 : K == 8 ? 7 : K % 4 == 0 ? 3 : 0)) __builtin_trap();
+	if ((size_t)p & (KP == 16 ? 15 : KP == 8 ? 7 : 3)) __builtin_trap();
 #endif
-	if (K == 4) *(ku32*)p = dw[0];
-	else if (K == 8) *(uint2*)p = make_uint2(dw[0], dw[K > 4 ? 1 : 0]);
-	else if (K == 12) {
+	if (KP == 4) *(ku32*)p = dw[0];
+	else if (KP == 8) *(uint2*)p = make_uint2(dw[0], dw[K > 4 ? 1 : 0]);
+	else if (KP == 12) {
 		*(ku32*)p = dw[0], *(ku32*)(p + 4) = dw[K > 4 ? 1 : 0];
 		*(ku32*)(p + 8) = dw[K > 8 ? 2 : 0];
-	} else if (K == 16) *(uint4*)p = make_uint4(dw[0], dw[K > 4 ? 1 : 0], dw[K > 8 ? 2 : 0], dw[K > 12 ? 3 : 0]);
-	else {
-#pragma unroll
-		for (int c = 0; c < K; ++c) p[c] = (ku8)(dw[c >> 2] >> (8 * (c & 3)));
-	}
+	} else *(uint4*)p = make_uint4(dw[0], dw[K > 4 ? 1 : 0], dw[K > 8 ? 2 : 0], dw[K > 12 ? 3 : 0]);
+	static_assert(KP <= 16, "fb_store: at most 16 columns per lane");
 }
 
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
@@ -1021,8 +1023,8 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		ku32 tnext = T[0];
 		int ph = 0, pf = 0, pf2 = 0;
 		bool pre = false;
-		ku8* __restrict__ Pp = P + (ki64)p * S * W + (ki64)sl * K;  // this lane's bytes of step s
-		for (int s = 0; s < nstep; ++s, Pp += la * K) {
+		ku8* __restrict__ Pp = P + (ki64)p * S * NL * fb_kp(K) + (ki64)sl * fb_kp(K);  // this lane's bytes of step s
+		for (int s = 0; s < nstep; ++s, Pp += la * fb_kp(K)) {
 			const int i = s - sl;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
 				int got;
@@ -1158,6 +1160,217 @@ extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_16) ksw_extd2_dp
 {
 	dp_fb<16, false, 16>(KSW_FB_ARGS, nullptr, nullptr);
 }
+
+// ---- two full-band jobs per lane, in 16-bit halves ------------------------------------------------
+// Most first-pass gap fills are short (a few hundred bases each way), and then dp_fb's tagged values
+// fit 16 bits: the launcher sends a job here only when qlen + tlen is at most its bound (fb >> 8),
+// under which 8 |H| plus the gap costs, and every difference below, stay inside a halfword
+// (|H| <= mat[0] min(qlen, tlen) + 2q + e (qlen + tlen + 2), spec §1.16's clean DP). dp_fb2 runs
+// dp_fb's recurrence for two jobs at once, job A in the low halfword of each register and job B in
+// the high one, with sm_90's native 16x2 instructions (VIADD.16x2, VIMNMX3.S16x2, VIADDMNMX.S16x2):
+// one instruction per pair of cells where dp_fb spends one per cell. The two jobs of a lane are
+// neighbours in the class's order (similar sizes) and share its columns and rows; each has its own
+// direction bytes (fb_addr's layout, NL lanes of K columns, one pass), score and backtrack. A lane
+// steps until the longer of its jobs is done; the halfword of a job past its last row or column holds
+// garbage that reaches neither the other halfword nor memory.
+//   E, F, E2, F2 as in dp_fb (8 x + tag); the next state and its continuation bit from one add-max
+//   and a subtraction: Xn = max(X - 8e, zX) with zX = 8H + (g - 8q - 8e), and X > H-q (ksw2's bit)
+//   exactly when Xn > zX, the sign of zX - Xn.
+
+// prmt.b32 with sign replication: a selector nibble with bit 3 set gives the sign of the byte it
+// selects in all 8 bits (CUDA's __byte_perm ignores that bit)
+__device__ __forceinline__ ku32 prmt_s(ku32 a, ku32 b, ku32 s)
+{
+#ifdef GX_EMU
+	const unsigned long long v = (unsigned long long)b << 32 | a;
+	ku32 r = 0;
+	for (int n = 0; n < 4; ++n) {
+		const ku32 sn = s >> 4 * n, by = (ku32)(v >> 8 * (sn & 7)) & 0xffu;
+		r |= (sn & 8 ? (by & 0x80u ? 0xffu : 0u) : by) << 8 * n;
+	}
+	return r;
+#else
+	ku32 d;
+	asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(s));
+	return d;
+#endif
+}
+
+// x >> 16, computed where it is used: the compiler otherwise keeps the K shifted selectors of a
+// lane in registers across the row loop, K registers more than dp_fb2 has
+__device__ __forceinline__ ku32 hi16(ku32 x)
+{
+#ifdef GX_EMU
+	return x >> 16;
+#else
+	ku32 d;
+	asm volatile("shr.b32 %0, %1, 16;" : "=r"(d) : "r"(x));
+	return d;
+#endif
+}
+
+// a value of both jobs (two signed halfwords)
+__device__ __forceinline__ ku32 pair16(int x) { return ((ku32)x & 0xffffu) * 0x10001u; }
+
+// the direction bytes of a pair of cells from the continuation words (sign bits 15: A, 31: B) and the
+// tagged maximum m (tags in bits 0-2 and 16-18): A's byte (dp_fb's layout) in byte 1, B's in byte 3
+__device__ __forceinline__ ku32 fb2_dirs(ku32 dE, ku32 dF, ku32 dE2, ku32 dF2, ku32 m)
+{
+	const ku32 u = prmt_s(dE, dF, 0xBF9Du), v = prmt_s(dE2, dF2, 0xBF9Du);  // [A's F|F2, A's E|E2, B's .., B's ..] as 0/0xff
+	const ku32 t = lop3_sel(v, u, 0x10201020u);  // F at bit 5, F2 at 7 of bytes 0, 2; E at 4, E2 at 6 of bytes 1, 3
+	return lop3_sel(lop3_sel(t << 8, t, 0x50005000u), m << 8, 0x07000700u);
+}
+
+// n cells' pair words p[0..n) into A's and B's direction word (the first cell in the highest byte of
+// the n, as dp_fb packs them)
+template <int N>
+__device__ __forceinline__ void fb2_gather(const ku32* p, ku32& wa, ku32& wb)
+{
+	if (N == 4) {
+		const ku32 g01 = __byte_perm(p[0], p[N > 1 ? 1 : 0], 0x3715u), g23 = __byte_perm(p[N > 2 ? 2 : 0], p[N > 3 ? 3 : 0], 0x3715u);
+		wa = __byte_perm(g23, g01, 0x5410u), wb = __byte_perm(g23, g01, 0x7632u);
+	} else if (N == 3) {
+		const ku32 g01 = __byte_perm(p[0], p[1], 0x3715u);
+		wa = __byte_perm(p[N > 2 ? 2 : 0], g01, 0x0541u), wb = __byte_perm(p[N > 2 ? 2 : 0], g01, 0x0763u);
+	} else if (N == 2) {
+		wa = __byte_perm(p[0], p[N > 1 ? 1 : 0], 0x3715u), wb = wa >> 16;
+	} else {
+		wa = p[0] >> 8, wb = p[0] >> 24;
+	}
+}
+
+template <int K, int NL>
+__device__ __forceinline__ void dp_fb2(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
+									   const ki64* __restrict__ qst, const int* __restrict__ qlenv,
+									   const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
+									   const int* __restrict__ tlenv, const int* __restrict__ wv,
+									   const int* __restrict__ flv, const ki64* __restrict__ dir_off, ku8* dir,
+									   const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
+									   int* __restrict__ res, int n_res, const int* __restrict__ ebv,
+									   const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig)
+{
+	const int lane = threadIdx.x & 31, sl = lane & (NL - 1);
+	// the warp's first job: 32 / NL groups of NL lanes, two jobs (A, B) each; a slot past the list is a
+	// job of no rows and no columns
+	const int k0 = ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * (64 / NL);
+	if (k0 >= n_list) return;  // warp-uniform
+	const int ka = k0 + 2 * (lane / NL), kb = ka + 1;
+	const int ja = jlist[ka < n_list ? ka : k0], jb = jlist[kb < n_list ? kb : k0];
+	const int qla = ka < n_list ? qlenv[ja] : 0, tla = ka < n_list ? tlenv[ja] : 0;
+	const int qlb = kb < n_list ? qlenv[jb] : 0, tlb = kb < n_list ? tlenv[jb] : 0;
+	const ku8 *__restrict__ Qa = qseq + qst[ja], *__restrict__ Qb = qseq + qst[jb];
+	const ku8 *__restrict__ Ta = tseq + tst[ja], *__restrict__ Tb = tseq + tst[jb];
+	KSW_SETUP;
+	const int laa = (qla + K - 1) / K, lab = (qlb + K - 1) / K;  // one pass (ksw_extd2_class)
+	const int la = laa > lab ? laa : lab, tl = tla > tlb ? tla : tlb;
+	const bool live = sl < la;
+	const int nstep = __reduce_max_sync(KSW_FULL_MASK, tl + la - 1);
+	// scores x 8 + 4 (the diagonal's tag) as signed bytes: a target base's row (query bases 0-3) and
+	// the N score (SC_HI byte 0; bytes 5-7 of the pair are zeros)
+	const ku32 SC_MIS4 = rep4(8 * sc_mis + 4), SC_MCH4 = rep4(8 * sc_mch + 4), SC_N4 = rep4(8 * sc_N + 4);
+	const ku32 SC_HI = (ku32)(ku8)(8 * sc_N + 4);
+	ku32 ce1 = pair16(3 - 8 * q - 8 * e), ce2 = pair16(1 - 8 * q2 - 8 * e2), cf1 = pair16(2 - 8 * q - 8 * e),
+		 cf2 = pair16(-8 * q2 - 8 * e2), ne8 = pair16(-8 * e), ne28 = pair16(-8 * e2), mc7 = pair16(8 * sc_mch + 7);
+	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(ne8), "+r"(ne28), "+r"(mc7));
+	const int j0 = K * sl;
+	// H(i-1, j), E(i, j), E2(i, j) of both jobs (the boundary is the same for both), and the score
+	// selectors of column j: A's (bits 0-15) puts its sign-extended score into the low halfword, B's
+	// (bits 16-31) into the high one (prmt reads bits 0-15 of its selector)
+	ku32 Hup[K], Ee[K], Ee2[K], qs[K];
+#pragma unroll
+	for (int c = 0; c < K; ++c) {
+		const int j = j0 + c, h = boundary_h(j, qe, e, e2, long_thres, long_diff);
+		Hup[c] = pair16(8 * h), Ee[c] = pair16(8 * (h - qe) + 3), Ee2[c] = pair16(8 * (h - qe2) + 1);
+		const ku32 a = j < qla ? Qa[j] : 0u, b = j < qlb ? Qb[j] : 0u;
+		qs[c] = (0x5500u | (a | 8u) << 4 | a) | (0x0055u | b << 8 | (b | 8u) << 12) << 16;
+	}
+	ku32 hdiag = pair16(8 * boundary_h(j0 - 1, qe, e, e2, long_thres, long_diff));
+	ku32 oh = 0, of = 0, of2 = 0;
+	int hb = 0;
+	ku8 *__restrict__ Pa = dir + dir_off[ja] + (ki64)sl * fb_kp(K), *__restrict__ Pb = dir + dir_off[jb] + (ki64)sl * fb_kp(K);
+	for (int s = 0; s < nstep; ++s, Pa += laa * fb_kp(K), Pb += lab * fb_kp(K)) {
+		const int i = s - sl;
+		ku32 hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1, NL);
+		ku32 fl = __shfl_up_sync(KSW_FULL_MASK, of, 1, NL), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1, NL);
+		if (!live || i < 0 || i >= tl) continue;
+		if (sl == 0) {
+			hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
+			hl = pair16(8 * hb), fl = pair16(8 * (hb - qe) + 2), f2l = pair16(8 * (hb - qe2));
+		}
+		const ku32 ta = i < tla ? Ta[i] : 0u, tb = i < tlb ? Tb[i] : 0u;
+		const ku32 rowa = ta == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * ta));
+		const ku32 rowb = tb == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * tb));
+		ku32 hd = hdiag, F = fl, F2 = f2l;
+		ku32 pw[K], dwa[(K + 3) / 4], dwb[(K + 3) / 4];
+#pragma unroll
+		for (int c = 0; c < K; ++c) {
+			const ku32 E = Ee[c], E2 = Ee2[c];
+			const ku32 sc = prmt_s(rowa, SC_HI, qs[c]) | prmt_s(rowb, SC_HI, hi16(qs[c]));
+			const ku32 m = __vimax3_s16x2(__vimax3_s16x2(__vadd2(hd, sc), E, E2), F, F2);
+			const ku32 z = __viaddmin_s16x2(hd, mc7, m) & 0xfff8fff8u;  // 8 H, clamped (§1.6)
+			const ku32 zE = __vadd2(z, ce1), zE2 = __vadd2(z, ce2), zF = __vadd2(z, cf1), zF2 = __vadd2(z, cf2);
+			const ku32 En = __viaddmax_s16x2(E, ne8, zE), E2n = __viaddmax_s16x2(E2, ne28, zE2);
+			const ku32 Fn = __viaddmax_s16x2(F, ne8, zF), F2n = __viaddmax_s16x2(F2, ne28, zF2);
+			pw[c] = fb2_dirs(__vsub2(zE, En), __vsub2(zF, Fn), __vsub2(zE2, E2n), __vsub2(zF2, F2n), m);
+			Ee[c] = En, Ee2[c] = E2n, F = Fn, F2 = F2n;
+			hd = Hup[c], Hup[c] = z;
+			const int n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;
+			if ((c & 3) == n - 1) {
+				if (n == 4) fb2_gather<4>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+				else if (n == 3) fb2_gather<3>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+				else if (n == 2) fb2_gather<2>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+				else fb2_gather<1>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+			}
+		}
+		if (sl < laa && i < tla) fb_store<K>(Pa, dwa);
+		if (sl < lab && i < tlb) fb_store<K>(Pb, dwb);
+		hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
+		// the score, H(tlen-1, qlen-1), from the lane of the last column on the last row
+		if (i == tla - 1 && (unsigned)(qla - 1 - j0) < (unsigned)K) {
+#pragma unroll
+			for (int c = 0; c < K; ++c)
+				if (j0 + c == qla - 1) res[RF_SCORE * n_res + ja] = (int)(short)(Hup[c] & 0xffffu) >> 3;
+		}
+		if (i == tlb - 1 && (unsigned)(qlb - 1 - j0) < (unsigned)K) {
+#pragma unroll
+			for (int c = 0; c < K; ++c)
+				if (j0 + c == qlb - 1) res[RF_SCORE * n_res + jb] = (int)Hup[c] >> 19;
+		}
+	}
+#pragma unroll 1
+	for (int h = 0; h < 64 / NL; ++h) {  // the warp's jobs one after another
+		const int jh = __shfl_sync(KSW_FULL_MASK, h & 1 ? jb : ja, (h >> 1) * NL);
+		if (k0 + h < n_list)
+			tb_job(jh, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res,
+				   n_res, NL << 8 | K);
+	}
+}
+
+// ksw_extd2_dp_fb<K>x2: dp_fb<K>'s jobs of one pass, two per warp (a lane's halfwords);
+// ksw_extd2_dp_fbh<K>x2, K = 13..16: dp_fbh16's, four per warp (two per 16 lanes), K the fewest
+// columns per lane that cover the query (most such gap fills have 200-250 columns)
+#define KSW_FB2_ARGS jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, flv, dir_off, dir, mat, q, e, q2, e2, res, n_res, ebv, cig_off, cig, ncig
+#define KSW_DP_FB2(K)                                                                                       \
+	extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_##K) ksw_extd2_dp_fb##K##x2(KSW_FB_PARAMS) \
+	{                                                                                                       \
+		dp_fb2<K, 32>(KSW_FB2_ARGS);                                                                        \
+	}
+KSW_DP_FB2(4)
+KSW_DP_FB2(5)
+KSW_DP_FB2(6)
+KSW_DP_FB2(8)
+KSW_DP_FB2(10)
+KSW_DP_FB2(12)
+KSW_DP_FB2(16)
+#define KSW_DP_FBH2(K)                                                                               \
+	extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_16) ksw_extd2_dp_fbh##K##x2(KSW_FB_PARAMS) \
+	{                                                                                                   \
+		dp_fb2<K, 16>(KSW_FB2_ARGS);                                                                    \
+	}
+KSW_DP_FBH2(13)
+KSW_DP_FBH2(14)
+KSW_DP_FBH2(15)
+KSW_DP_FBH2(16)
 
 // ---- backtrack -------------------------------------------------------------------------------
 // Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0),
@@ -1308,8 +1521,11 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 #define KSW_FB_NK 7     // entries of FB_KS
 __constant__ int FB_KS[KSW_FB_NK] = {4, 5, 6, 8, 10, 12, 16};  // as FB_K of the launcher and KSW_DP_FB below
 #define KSW_FBH_CLS (KSW_FB_CLS + KSW_FB_NK + 1)  // ksw_extd2_dp_fbh16 (after ksw_extd2_dp_fbp)
-#define KSW_NCLS 50  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
-                    // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels, + dead jobs
+#define KSW_FB2_CLS (KSW_FBH_CLS + 1)  // ksw_extd2_dp_fb<K>x2 (K = FB_KS), then ksw_extd2_dp_fbh<K>x2
+#define KSW_FBH2_K0 13                 // (K = 13 .. 16)
+#define KSW_NCLS 61  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
+                    // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels (int32, then
+                    // two jobs per lane), + dead jobs
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
 {  // cells with col - row > w in an a-row x b-column matrix
@@ -1394,7 +1610,11 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 // takes several passes of K = 16 (+ KSW_FB_NK), or with fb & 2 ksw_extd2_dp_fbh16 (KSW_FBH_CLS)
 // when it is not big and has at most 256 columns; its sizes become that
 // kernel's (direction layout of fb_addr, no anti-diagonal offsets, pass buffers of 16 bytes per
-// row in the ring arena when it takes several passes) and tot[2] follows. KSW_NCLS - 1 for jobs
+// row in the ring arena when it takes several passes) and tot[2] follows. Such a job of one pass
+// that is not big and has qlen + tlen <= fb >> 8 (the launcher's 16-bit bound; 0: none) takes the
+// same kernel's two-jobs-per-lane form, ksw_extd2_dp_fb<K>x2 (KSW_FB2_CLS + its index) or
+// ksw_extd2_dp_fbh<K>x2 (KSW_FB2_CLS + KSW_FB_NK + K - 13, K the fewest of 13..16 that cover the
+// query), sized likewise. KSW_NCLS - 1 for jobs
 // that do not run. key: the class, then the band cells, largest first.
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* __restrict__ sz, int* __restrict__ o32,
 																  unsigned long long* __restrict__ tot,
@@ -1428,17 +1648,21 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			// (fb & 2) a job of at most 16 x 16 columns that is not big: 16 lanes of 16 (two jobs per
 			// warp; fewer steps per job but longer ones: a big job's latency would grow)
 			const bool half = (fb & 2) && ql <= 16 * 16 && !big;
-			const int NL = half ? 16 : 32, K = pipe ? KSW_FBP_K : half ? 16 : FB_KS[ki], W = NL * K;
+			const bool x2 = !big && !pipe && ql <= 32 * FB_KS[ki] && ql + tl <= (fb >> 8);
+			int kh = 16;  // half: 16 columns per lane, or with x2 the fewest of 13..16 that cover the query
+			while (x2 && kh > KSW_FBH2_K0 && 16 * (kh - 1) >= ql) --kh;
+			const int NL = half ? 16 : 32, K = pipe ? KSW_FBP_K : half ? kh : FB_KS[ki], W = NL * K;
 			const int npass = (ql + W - 1) / W;
 			const ki64 lanes = (ki64)(npass - 1) * NL + (ql - (npass - 1) * W + K - 1) / K;
-			const ki64 db = (lanes * (tl + NL - 1) * K + 15) / 16 * 16;
+			const ki64 db = (lanes * (tl + NL - 1) * fb_kp(K) + 15) / 16 * 16;
 			const ki64 ring = npass > 1 ? 16 * (ki64)tl * (pipe ? npass : 1) : 0;
 			if (pipe) atomicMax(tot + 3, (unsigned long long)npass);
 			const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
 			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
 			sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
 			sz[4 * (ki64)m + k] = ring;
-			cls = half ? KSW_FBH_CLS : KSW_FB_CLS + (pipe ? KSW_FB_NK : ki);
+			cls = x2 ? KSW_FB2_CLS + (half ? KSW_FB_NK + kh - KSW_FBH2_K0 : ki)
+					 : half ? KSW_FBH_CLS : KSW_FB_CLS + (pipe ? KSW_FB_NK : ki);
 		} else if (team == 1 && lg <= reg_lg && lg <= 10)
 			cls = KSW_REG_CLS + 2 * (lg - 6) + !(o32[5 * m + k] & KSW_EZ_APPROX_MAX);
 		else cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
