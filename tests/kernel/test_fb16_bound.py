@@ -55,9 +55,9 @@ def _halfword_values(t: np.ndarray, qs: np.ndarray, mat: np.ndarray, q: int, e: 
         Fn = np.r_[F[1:], max(int(H[-1]) - q, int(F[-1])) - e]
         F2n = np.r_[F2[1:], max(int(H[-1]) - q2, int(F2[-1])) - e2]
         vals = [8 * H, 8 * E + 3, 8 * F + 2, 8 * E2 + 1, 8 * F2, 8 * hdiag + 8 * s + 4, 8 * hdiag + 8 * mch + 7]
-        for x, xn, c in ((E, En, ce[0]), (F, Fn, ce[1]), (E2, E2n, ce[2]), (F2, F2n, ce[3])):
+        for x, xn, c, ex in ((E, En, ce[0], e), (F, Fn, ce[1], e), (E2, E2n, ce[2], e2), (F2, F2n, ce[3], e2)):
             zx = 8 * H + c
-            vals += [zx, zx - (8 * xn + (c & 7)), 8 * x - 8 * (e if c in ce[:2] else e2)]
+            vals += [zx, zx - (8 * xn + (c & 7)), 8 * x - 8 * ex]
         lo = min(lo, min(int(v.min()) for v in vals))
         hi = max(hi, max(int(v.max()) for v in vals))
         hup, E, E2 = H, En, E2n

@@ -73,7 +73,8 @@ KSW_FBH_CLS = KSW_FB_CLS + len(FB_K) + 1   # ksw_extd2_dp_fbh16: jobs of at most
 KSW_FB2_CLS = KSW_FBH_CLS + 1   # ksw_extd2_dp_fb<K>x2 (K = FB_K[c - KSW_FB2_CLS]), then ksw_extd2_dp_fbh<K>x2
                                 # (K = FBH2_K[...]): the same jobs in 16-bit halves, two per lane (_fb16_len)
 FBH2_K = (13, 14, 15, 16)       # columns per lane of ksw_extd2_dp_fbh<K>x2 (16 lanes per job)
-FB_THREADS = 128           # threads per block of ksw_extd2_dp_fb<K> (a warp per job)
+FB_THREADS = 128           # threads per block of the full-band kernels
+FB_JOBS_PER_WARP = {"fb": 1, "fbp": 1, "fbh": 2, "fb2": 2, "fbh2": 4}   # (fbp: a warp per pass)
 KSW_NCLS = 61              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
                            # 11 full-band two per lane, + jobs not run
 # register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
@@ -298,10 +299,8 @@ def _class_warps(key: tuple, n: int, shapes: dict) -> float:
     kind = key[0]
     if kind == "reg":
         return n * shapes[key[1]][0] / 32
-    if kind in ("fbh", "fb2"):
-        return n / 2
-    if kind == "fbh2":
-        return n / 4
+    if kind in FB_JOBS_PER_WARP:
+        return n / FB_JOBS_PER_WARP[kind]
     return n * (kind if isinstance(kind, int) else 1)
 
 
@@ -506,17 +505,16 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         jobs_per_block = REG_THREADS // shapes[L][0]
                     elif nw == "fb":   # a warp per job, L = K columns per lane
                         fn = mod.get_function(f"ksw_extd2_dp_fb{L}")
-                        tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32
+                        tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32 * FB_JOBS_PER_WARP[nw]
                     elif nw == "fbp":   # a block (one warp) per pass of each job
                         fn = mod.get_function("ksw_extd2_dp_fbp")
                         tpb, shm, jobs_per_block = 32, 0, 1
                     elif nw == "fbh":   # 16 lanes per job, two jobs per warp
                         fn = mod.get_function("ksw_extd2_dp_fbh16")
-                        tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 16
+                        tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32 * FB_JOBS_PER_WARP[nw]
                     elif nw in ("fb2", "fbh2"):   # fb / fbh with two jobs per lane (16-bit halves)
                         fn = mod.get_function(f"ksw_extd2_dp_fb{L}x2" if nw == "fb2" else f"ksw_extd2_dp_fbh{L}x2")
-                        tpb, shm = FB_THREADS, 0
-                        jobs_per_block = FB_THREADS // (16 if nw == "fb2" else 8)
+                        tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32 * FB_JOBS_PER_WARP[nw]
                     else:
                         fn = k_dp[(nw, smem)]
                         if nw > 1:   # one job per block

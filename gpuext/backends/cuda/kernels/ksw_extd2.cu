@@ -914,6 +914,14 @@ __device__ __forceinline__ ku32 lop3_sel(ku32 a, ku32 b, ku32 m)
 #endif
 }
 
+// the scores of target base tb against query bases 0-3, a byte each (§1.9's non-generic rule): the
+// match byte at tb, the mismatch byte elsewhere, all N bytes for tb == 4 (mis4, mch4, n4: the
+// kernel's encoding of each score in all four bytes)
+__device__ __forceinline__ ku32 fb_score_row(ku32 tb, ku32 mis4, ku32 mch4, ku32 n4)
+{
+	return tb == 4 ? n4 : mis4 ^ ((mis4 ^ mch4) & (0xffu << 8 * tb));
+}
+
 // a lane's K direction bytes of one step (packed 4 per word) at a multiple of fb_kp(K): one 8- or
 // 16-byte store for fb_kp(K) = 8, 16, word stores otherwise (12: only 4-byte aligned)
 template <int K>
@@ -1051,7 +1059,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			// byte 0), each as 8 * score + 132: the non-generic rule of §1.9, one byte_perm per cell
 			const ku32 tb = PIPE ? tnext : T[i];  // (the warp-per-job kernels have no register to spare)
 			if (PIPE && i + 1 < tlen) tnext = T[i + 1];
-			const ku32 sc_row = tb == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * tb));
+			const ku32 sc_row = fb_score_row(tb, SC_MIS4, SC_MCH4, SC_N4);
 			int hd = hdiag, F = fl, F2 = f2l;
 			ku32 dw[(K + 3) / 4], tg = 0;
 #pragma unroll
@@ -1298,8 +1306,7 @@ __device__ __forceinline__ void dp_fb2(const int* __restrict__ jlist, int n_list
 			hl = pair16(8 * hb), fl = pair16(8 * (hb - qe) + 2), f2l = pair16(8 * (hb - qe2));
 		}
 		const ku32 ta = i < tla ? Ta[i] : 0u, tb = i < tlb ? Tb[i] : 0u;
-		const ku32 rowa = ta == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * ta));
-		const ku32 rowb = tb == 4 ? SC_N4 : SC_MIS4 ^ ((SC_MIS4 ^ SC_MCH4) & (0xffu << 8 * tb));
+		const ku32 rowa = fb_score_row(ta, SC_MIS4, SC_MCH4, SC_N4), rowb = fb_score_row(tb, SC_MIS4, SC_MCH4, SC_N4);
 		ku32 hd = hdiag, F = fl, F2 = f2l;
 		ku32 pw[K], dwa[(K + 3) / 4], dwb[(K + 3) / 4];
 #pragma unroll
