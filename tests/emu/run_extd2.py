@@ -44,6 +44,30 @@ def long_jobs(rng, batch, n: int, length: int):
                     np.full(n, -1, np.int32), flag)
 
 
+def band_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
+    """n band-limited extensions as minimap2 makes them (the exact flag sets of the GPU test, a band of
+    w 100-960 on 800-2400 bp sequences with ONT-like errors, the preset's Z-drop and end bonus): rings of
+    2**10 slots, so that the middle team takes them (with BIG_JOB_SHARE 0), two anti-diagonals per round
+    where w + 33 <= 992 (dp_team's PAIRS), one per round above."""
+    from gpuext.engine.jobs import KERNEL_EXTD2, KSW_EZ_APPROX_MAX, KSW_EZ_GENERIC_SC, JobBatch
+    from tests.kernel.test_ksw_extd2 import FLAG_SETS, _mutate
+
+    generic = int(batch.flag[0]) & KSW_EZ_GENERIC_SC
+    exact = [f for f in FLAG_SETS if not f & KSW_EZ_APPROX_MAX]
+    qs, ts, w, flag = [], [], [], []
+    for i in range(n):
+        lt = int(rng.integers(800, 2400))
+        t = rng.integers(0, 4, lt).astype(np.uint8)
+        q = _mutate(rng, t, float(rng.uniform(0.03, 0.2)), 0.01)
+        q = q[: int(rng.integers(len(q) // 2, len(q) + 1))] if rng.random() < 0.3 else q
+        qs.append(np.asarray(q, np.uint8)), ts.append(t)
+        w.append(int(rng.choice([100, 500, 751, 900, 959, 960, 961]))), flag.append(exact[i % len(exact)] | generic)
+    off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
+    return JobBatch(batch.scoring, np.concatenate(qs), off(qs), np.concatenate(ts), off(ts),
+                    np.full(n, KERNEL_EXTD2, np.int8), np.asarray(w, np.int32), np.full(n, zdrop, np.int32),
+                    np.full(n, end_bonus, np.int32), np.asarray(flag, np.int32))
+
+
 def edge_jobs(rng, batch, zdrop: int, end_bonus: int):
     """For each ring of 2**lg slots, lg = 6..10 (the register kernels' rings), and each flag set of the
     GPU test, a job whose band is among the widest of that ring (a full ring, where slot aliasing
@@ -82,6 +106,7 @@ def main() -> int:
     ap.add_argument("--transition", type=int, default=0, help="GENERIC_SC with this transition score")
     ap.add_argument("--edges", action="store_true", help="ring-size edge jobs (edge_jobs)")
     ap.add_argument("--long", type=int, nargs=2, metavar=("N", "LEN"), help="N more jobs of LEN bp (long_jobs)")
+    ap.add_argument("--bands", type=int, metavar="N", help="N band-limited extensions (band_jobs)")
     ap.add_argument("--big-share", type=float, help="the launcher's BIG_JOB_SHARE (0: teams for every wide job)")
     ap.add_argument("--chunked", action="store_true", help="subset, empty sequences, a budget of many chunks")
     ap.add_argument("--full-band", action="store_true",
@@ -101,7 +126,7 @@ def main() -> int:
     if a.big_share is not None:
         gpu.BIG_JOB_SHARE = a.big_share
     knobs = {k: os.environ[k] for k in ("GPUEXT_KSW_REG", "GPUEXT_KSW_REG_SHAPES", "GPUEXT_KSW_W1_BLOCKS",
-                                        "GPUEXT_KSW_FB", "GPUEXT_KSW_FBH", "GPUEXT_KSW_FB2", "GPUEXT_KSW_WIDE_LG",
+                                        "GPUEXT_KSW_FB", "GPUEXT_KSW_FBH", "GPUEXT_KSW_FB2", "GPUEXT_KSW_WIDE_LG", "GPUEXT_KSW_PAIRS",
                                         "GX_EMU_REVERSE") if k in os.environ}
     print(f"seed {a.seed}, knobs {knobs or 'default'}")
     problems, seen = [], set()
@@ -112,6 +137,8 @@ def main() -> int:
             b = JobBatch.concat([b, edge_jobs(rng, b, *PRESETS[preset][6:8])])   # its Z-drop and end bonus
         if a.long:
             b = JobBatch.concat([b, long_jobs(rng, b, *a.long)])
+        if a.bands:
+            b = JobBatch.concat([b, band_jobs(rng, b, a.bands, *PRESETS[preset][6:8])])
         if a.full_band:   # first-pass gap fills, as ksw_extd2_dp_fb* takes them
             b.flag = np.where(rng.random(b.n) < 0.5, KSW_EZ_APPROX_MAX, KSW_EZ_APPROX_MAX | KSW_EZ_REV_CIGAR)
             b.flag = b.flag.astype(np.int32)

@@ -55,7 +55,7 @@ def _reg(*shapes) -> str:
 # name: (driver arguments, the launcher's knobs in the environment)
 CASES = {
     **{f"default-{tag}": (["--jobs", "30", "--max-len", "1200", "--edges", "--seed", str(seed),
-                           "--expect", "w1_smem,w8_smem,fb4," + _reg_e((8, 2), (8, 4), (8, 8))], {})
+                           "--expect", "w1_smem,w8p_smem,fb4," + _reg_e((8, 2), (8, 4), (8, 8))], {})
        for tag, seed in (("11", 11), ("fresh", FRESH))},
     **{f"reg-all-{tag}": ([*REG_JOBS, "--seed", str(seed), "--expect",
                            _reg((8, 2), (8, 4), (8, 8), (16, 8), (32, 8))], REG_ALL)
@@ -80,7 +80,17 @@ CASES = {
                     "--expect", "w1_smem_b2"], {"GPUEXT_KSW_W1_BLOCKS": "2"}),
     "tiny": (["--jobs", "400", "--max-len", "40", "--seed", "17"], {}),
     "teams": (["--presets", "map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--long", "2", "3200",
-               "--big-share", "0", "--expect", "w8_smem,w16_smem"], {}),
+               "--big-share", "0", "--expect", "w8p_smem,w16_smem"], {}),
+    # band-limited exact extensions on the middle team, two anti-diagonals per round (w <= 959) or one,
+    # in both thread orders, fixed and fresh seeds, also GENERIC_SC
+    **{f"teams-pairs-{tag}": (["--presets", "map-ont,map-hifi,asm5", "--jobs", "4", "--bands", "14", "--seed", str(seed),
+                               "--big-share", "0", "--expect", "w8p_smem"], knobs)
+       for tag, seed, knobs in (("53", 53, {}), ("fresh-reversed", FRESH, {"GX_EMU_REVERSE": "1"}))},
+    "teams-pairs-generic": (["--presets", "map-ont", "--transition", "2", "--jobs", "4", "--bands", "14", "--seed",
+                             "59", "--big-share", "0", "--expect", "w8p_smem"], {}),
+    # the middle team one anti-diagonal per round (its exact jobs otherwise take two: dp_team's PAIRS)
+    "teams-one-per-round": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--seed",
+                             "47", "--big-share", "0", "--expect", "w8_smem"], {"GPUEXT_KSW_PAIRS": "0"}),
     "teams-w4": (["--presets", "map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--long", "2", "3200",
                   "--big-share", "0", "--expect", "w4_smem,w16_smem"], {"GPUEXT_KSW_TEAM_MID": "4"}),
     "gmem-w16": (["--presets", "map-ont", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",
@@ -90,7 +100,7 @@ CASES = {
     # every kernel kind with the fibers taking turns from the last thread to the first (GX_EMU_REVERSE,
     # emu.cpp): a shared value read before its writer wrote it, between two barriers, shows in one order
     "reversed-order": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "1500", "--edges", "--long", "2",
-                        "3200", "--big-share", "0", "--seed", "41", "--expect", "w1_smem,w8_smem,w16_smem,fbp"],
+                        "3200", "--big-share", "0", "--seed", "41", "--expect", "w1_smem,w8p_smem,w16_smem,fbp"],
                        {"GX_EMU_REVERSE": "1"}),
     # and the launch classes in class order on default-priority streams (the A/B knob)
     "chunked": (["--presets", "map-ont", "--jobs", "60", "--max-len", "1500", "--seed", "19", "--chunked"],

@@ -26,7 +26,8 @@ Work plan of one `run` (the host never loops over the jobs):
    `ksw_extd2_dp_fbh<K>x2` and `ksw_extd2_dp_fb<K>x2`); the others follow ksw2's int8 arrays lane for lane: jobs whose ring has
    at most 2**REG_MAX_LG slots in the
    register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers), the others a
-   warp per job, or a middle team (8 warps, `_mid_team`) or 16 warps for the few jobs large enough
+   warp per job, or a middle team (8 warps, `_mid_team`; its exact jobs two anti-diagonals per round,
+   `ksw_extd2_dp_w8p_smem`, `_pairs`) or 16 warps for the few jobs large enough
    to be the critical path (the middle team also for rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
    global memory. Every DP kernel ends with its jobs' backtrack (a warp per job), so that a class
    is one launch and nothing on a stream waits for another kernel; then the CIGAR packing
@@ -246,6 +247,13 @@ def _mid_team() -> int:
     return 4 if os.environ.get("GPUEXT_KSW_TEAM_MID", "").strip() == "4" else 8
 
 
+def _pairs() -> bool:
+    """The middle team computes its exact jobs two anti-diagonals per round (`ksw_extd2_dp_w8p_smem`:
+    one pair of barriers and one round of bookkeeping per two anti-diagonals, the bytes of the first
+    kept in registers); $GPUEXT_KSW_PAIRS=0: one per round (`ksw_extd2_dp_w8_smem`), for A/B timing."""
+    return os.environ.get("GPUEXT_KSW_PAIRS", "").strip() != "0"
+
+
 def _class_key(c: int) -> tuple:
     """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
     register class ("reg", ring lg, exact); for a full-band class ("fb", "fbp", "fbh", "fb2" or
@@ -371,6 +379,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             for nw in (1, 4, 8, 16) for sm in (True, False)}
     if nblk != W1_BLOCKS_PER_SM:
         k_dp[(1, True)] = mod.get_function(f"ksw_extd2_dp_w1_smem_b{nblk}")
+    if _mid_team() == 8 and _pairs():
+        k_dp[(8, True)] = mod.get_function("ksw_extd2_dp_w8p_smem")
     smem_per_block = SMEM_PER_SM // nblk - 1024
     # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])

@@ -250,6 +250,56 @@ __device__ __forceinline__ int score_plain(const ku8* __restrict__ T, const ku8*
 	return (tb == 4 || qb == 4) ? sc_N : (tb == qb ? sc_mch : sc_mis);
 }
 
+// This anti-diagonal's scores in the word of slots t0..t0+3 (lines 166-183): the non-generic path
+// stores [st0, send], the generic one [st0, en0]; every other slot keeps its stale s[] (spec §1.8 item 3)
+__device__ __forceinline__ ku32 word_score(ku32 S, int t0, int r, int st0, int en0, int send, bool generic,
+										   const ku8* __restrict__ T, const ku8* __restrict__ Q, int tlen,
+										   const signed char* __restrict__ mat, int sc_mch, int sc_mis, int sc_N,
+										   ku32 MCH4, ku32 MIS4, ku32 SCN4)
+{
+	if (!generic && t0 >= st0 && t0 + 3 <= send && t0 + 3 <= r && t0 + 3 < tlen) {
+		// four in-matrix slots: T[t0..t0+3] and Q[r-t0..r-t0-3] as words, compared per byte
+		const ku32 tw = ldu4(T + t0), qw = __byte_perm(ldu4(Q + (r - t0 - 3)), 0u, 0x0123);
+		const ku32 nn = __vcmpeq4(tw, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
+		return sel4(nn, SCN4, sel4(__vcmpeq4(tw, qw), MCH4, MIS4));
+	}
+	if (!generic) {
+#pragma unroll
+		for (int b = 0; b < 4; ++b) {
+			const int t = t0 + b;
+			if (t >= st0 && t <= send) S = set_byte(S, b, score_plain(T, Q, t, r, tlen, sc_mch, sc_mis, sc_N));
+		}
+	} else {
+#pragma unroll
+		for (int b = 0; b < 4; ++b) {
+			const int t = t0 + b;
+			if (t >= st0 && t <= en0) S = set_byte(S, b, mat[T[t] * 5 + Q[r - t]]);
+		}
+	}
+	return S;
+}
+
+// The exact maximum's part of a word t0 that meets [st0, en0] (lines 326-358): its H values hv updated
+// in place from this anti-diagonal's v (Vn) and u (Un) bytes, and its largest key 8 H + ord (max_ord)
+__device__ __forceinline__ int word_hkey(int (&hv)[4], ku32 Vn, ku32 Un, int t0, int st0, int en0, int en1, int r,
+										 int Hprev, int qe, const int (&ordg)[4])
+{
+	if (t0 >= st0 && t0 + 3 < en1) {  // four grouped in-band slots, none of them en0
+#pragma unroll
+		for (int b = 0; b < 4; ++b) hv[b] += sbyte(Vn, b);
+		return word_key(hv, ordg);
+	}
+	int kk = (int)0x80000000;  // a word at a band edge: en0, the tail, slots outside the band, r == 0
+#pragma unroll
+	for (int b = 0; b < 4; ++b) {
+		const int t = t0 + b, h = slot_h(hv[b], sbyte(Vn, b), sbyte(Un, b), t, en0, r, Hprev, qe);
+		const bool in = t >= st0 && t <= en0;
+		if (in) kk = max(kk, h * 8 + max_ord(t, st0, en0, en1));
+		hv[b] = in ? h : hv[b];
+	}
+	return kk;
+}
+
 // The DP kernels' scalar set-up of ksw_extd2_sse, lines 78-105 (q_,e_,q2_,e2_ arrive swapped; they
 // are int8_t in ksw2), and the state of ksw_reset_extz plus the walk's bookkeeping; a macro, so that
 // both kernels declare the same locals (a struct changed the register allocation of w1_smem_b4).
@@ -282,13 +332,51 @@ __device__ __forceinline__ void store_extz(int* __restrict__ res, int n_res, int
 	res[RF_REACH_END * n_res + jid] = 0;
 }
 
+// An exact anti-diagonal's bookkeeping (lines 359-366) from the team's largest key mK and the first
+// word mT that offered it, and the H of slots en0 and st0: mte, mqe, then the maximum or the Z-drop
+// (true: the extension stops), then the score of the last anti-diagonal
+__device__ __forceinline__ bool exact_books(int mK, ku32 mT, int r, int st0, int en0, int en1, int Hen0, int Hst0,
+											int qlen, int tlen, int zdrop, int e2, int& ez_max, int& max_t,
+											int& max_q, int& mqe, int& mqe_t, int& mte, int& mte_q, int& score)
+{
+	const int mH = mK >> 3, mt = key_slot(mK & 7, (int)mT, st0, en0, en1);
+	if (en0 == tlen - 1 && Hen0 > mte) mte = Hen0, mte_q = r - en0;  // lines 360-363
+	if (r - st0 == qlen - 1 && Hst0 > mqe) mqe = Hst0, mqe_t = st0;
+	if (apply_zdrop(mH, mt, r - mt, zdrop, e2, ez_max, max_t, max_q)) return true;
+	if (r == qlen + tlen - 2 && en0 == tlen - 1) score = Hen0;
+	return false;
+}
+
+// the team's (largest key, first word) from its NW >= 8 warps' (in rv, rr), by two warp reductions
+template <int NW>
+__device__ __forceinline__ int team_key(const int* rv, const ku32* rr, int lane, ku32& mT)
+{
+	const int v = rv[lane % NW];
+	const int mK = __reduce_max_sync(KSW_FULL_MASK, v);
+	mT = __reduce_min_sync(KSW_FULL_MASK, v == mK ? rr[lane % NW] : 0xffffffffu);
+	return mK;
+}
+
+// first touch of ring blocks [hw, nb) by threads tid of NT: ksw2's initial array contents (u, v, x, y =
+// -(q+e), x2, y2 = -(q2+e2), s = 0, both buffers; H = NEG_INF in the exact mode)
+__device__ __forceinline__ void ring_fill(const Ring& g, int hw, int nb, int tid, int NT, ku32 FILL1, ku32 FILL2, bool exact)
+{
+	for (int i = tid; i < (nb - hw) * 4; i += NT) {
+		ku32 ix = (ku32)(hw * 16 + 4 * i) & g.mask;
+		st4(g.u + ix, FILL1), st4(g.y + ix, FILL1), st4(g.y2 + ix, FILL2), st4(g.s + ix, 0u);
+		st4(g.x(0) + ix, FILL1), st4(g.v(0) + ix, FILL1), st4(g.x2(0) + ix, FILL2);
+		st4(g.x(1) + ix, FILL1), st4(g.v(1) + ix, FILL1), st4(g.x2(1) + ix, FILL2);
+		if (exact) *(int4*)(g.H + ix) = make_int4(KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF);
+	}
+}
+
 extern __shared__ __align__(16) unsigned char ksw_smem[];
 
 // A team of NW warps computes one job. NW == 1: several teams (jobs) per block, synchronised
 // with __syncwarp; NW > 1: one team per block, __syncthreads. Each anti-diagonal: set-up (band,
 // ring blocks, boundary cell), barrier, the cells (4 slots per thread and step), barrier, the
 // maximum / Z-drop bookkeeping, done redundantly by every thread so that all stay uniform.
-template <bool SMEM, int NW>
+template <bool SMEM, int NW, bool PAIRS = false>
 __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_list, int smem_lg,
 										const ku8* __restrict__ qseq, const ki64* __restrict__ qst,
 										const int* __restrict__ qlenv, const ku8* __restrict__ tseq,
@@ -303,8 +391,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 										int* __restrict__ ncig)
 {
 	constexpr int NT = 32 * NW;
-	__shared__ int red_v[NW];
-	__shared__ ku32 red_r[NW];
+	__shared__ int red_v[2 * NW];   // the warps' largest keys and first words (two anti-diagonals with PAIRS)
+	__shared__ ku32 red_r[2 * NW];
 	const int tid = threadIdx.x % NT, lane = threadIdx.x & 31, wid = tid >> 5;
 	const int team = threadIdx.x / NT;
 	const int k = blockIdx.x * (blockDim.x / NT) + team;
@@ -324,6 +412,179 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 
 	KSW_SETUP_AND_RESET;
 
+	// PAIRS: an exact job whose aligned band and score stores span at most 31 words per warp takes two
+	// anti-diagonals per pair of barriers (dp_pairs); the others one
+	const int wmin = min(min(w + 1, qlen), tlen);
+	if (PAIRS && !approx && wmin + 32 <= min(124 * NW, (int)g.mask - 1)) {
+		static_assert(!PAIRS || (SMEM && NW >= 8), "pairs: a middle team or larger, ring in shared memory");
+		// Two anti-diagonals r and r1 = r + 1 per round: set-up, barrier, the cells of r, then those of
+		// r1, the keys of both, barrier, both anti-diagonals' books, the state back to the ring. Slot t
+		// of r1 reads r's x, v, x2 at t - 1 and u, y, y2 at t, so a thread that computes the word t0 of
+		// r keeps its new bytes in registers and computes the same word of r1 with the lane below's
+		// (a shuffle). A warp's first word of r1 needs the last word of the warp below: lane 0 of each
+		// warp computes that word of r too (its halo, from the ring: nothing of r is in the ring), and
+		// the other 31 lanes own 31 words of slots st + 4 kw (kw = 31 wid + lane - 1), so 124 NW
+		// slots hold both anti-diagonals' aligned bands and score stores (st0 grows by at most 1 and
+		// en0 by 1 per anti-diagonal: at most wmin + 31 slots from st). Lane 0 of warp 0 holds the
+		// first-slot rule's constants (lines 149-159) as its bytes. The ring is read only between the
+		// first barrier and the second and written only after the second (the owners' state of the
+		// round's last anti-diagonal, x, v, x2 in buffer 1), so no thread reads what another writes.
+		__shared__ int hx[4];   // H of en0 and st0 of r, then of r1 (from their owners, for mte and mqe)
+		const int kw = 31 * wid + lane - 1;
+		const bool own = lane > 0;
+		for (int r = 0; r < qlen + tlen - 1; r += 2) {
+			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
+			if (st0 > en0) { zdropped = 1; break; }
+			const int st = st0 & ~15, en = (en0 & ~15) + 15;
+			const int send = generic ? en0 : st0 + (((en0 - st0) >> 4) << 4) + 15, top = max(en, send);
+			const int r1 = r + 1, st0b = band_st0(r1, qlen, w), en0b = band_en0(r1, tlen, w);
+			const bool more = r1 < qlen + tlen - 1, exitb = more && st0b > en0b, two = more && !exitb;
+			const int stb = st0b & ~15, enb = (en0b & ~15) + 15;
+			const int sendb = generic ? en0b : st0b + (((en0b - st0b) >> 4) << 4) + 15;
+			const int top2 = two ? max(top, max(enb, sendb)) : top;
+			const int nb = (top2 >> 4) + 1;
+			if (nb > hw) ring_fill(g, hw, nb, tid, NT, FILL1, FILL2, true), hw = nb;
+			if (tid == 0 && with_cigar) {
+				DO[r] = (ku32)(dcur >> 4);
+				if (two) DO[r1] = (ku32)((dcur + en - st + 1) >> 4);
+			}
+			__syncthreads();
+
+			// the word's state after r - 1 (buffer 1 holds x, v, x2)
+			const int t0 = st + 4 * kw;
+			const bool live = kw >= 0 && t0 <= top2;
+			const ku32 ix = (ku32)t0 & g.mask;
+			ku32 X = 0, V = 0, X2 = 0, U = 0, Y = 0, Y2 = 0, S = 0;
+			int hv[4] = {0, 0, 0, 0};
+			if (live) {
+				X = ld4(g.x(1) + ix), V = ld4(g.v(1) + ix), X2 = ld4(g.x2(1) + ix);
+				U = ld4(g.u + ix), Y = ld4(g.y + ix), Y2 = ld4(g.y2 + ix), S = ld4(g.s + ix);
+				const int4 h4 = *(const int4*)(g.H + ix);
+				hv[0] = h4.x, hv[1] = h4.y, hv[2] = h4.z, hv[3] = h4.w;
+			} else if (kw < 0) {  // left neighbour of slot st on r (lines 149-159), and H[st - 1]
+				int x1 = -qe, x21 = -qe2, v1 = -qe;
+				if (st == 0) v1 = boundary_diff(r, qe, e, e2, long_thres, long_diff);
+				else if (st - 1 >= last_st && st - 1 <= last_en) {
+					const ku32 i1 = (ku32)(st - 1) & g.mask;
+					x1 = g.x(1)[i1], x21 = g.x2(1)[i1], v1 = g.v(1)[i1];
+				}
+				X = (ku32)(ku8)x1 << 24, V = (ku32)(ku8)v1 << 24, X2 = (ku32)(ku8)x21 << 24;
+				if (st > 0) hv[3] = g.H[(ku32)(st - 1) & g.mask];
+			}
+			ku32 Xp = __shfl_up_sync(KSW_FULL_MASK, X, 1), Vp = __shfl_up_sync(KSW_FULL_MASK, V, 1);
+			ku32 X2p = __shfl_up_sync(KSW_FULL_MASK, X2, 1);
+			if (lane == 0 && live) {  // a halo word: slot t0 - 1 from the ring
+				const ku32 i1 = (ku32)(t0 - 1) & g.mask;
+				Xp = (ku32)g.x(1)[i1] << 24, Vp = (ku32)g.v(1)[i1] << 24, X2p = (ku32)g.x2(1)[i1] << 24;
+			}
+			// top boundary cell (r,-1) in slot r (lines 160-163)
+			if (live && en >= r && (unsigned)(r - t0) < 4u) {
+				const int b = r - t0;
+				U = set_byte(U, b, boundary_diff(r, qe, e, e2, long_thres, long_diff));
+				Y = set_byte(Y, b, -qe), Y2 = set_byte(Y2, b, -qe2);
+			}
+			const int Hprev = r > 0 ? g.H[(ku32)(en0 > 0 ? en0 - 1 : en0) & g.mask] : 0;  // line 329
+			int ordg[4];
+			grouped_ords(st0, ordg);
+			const int en1 = st0 + ((en0 - st0) >> 2 << 2);
+			int k0 = (int)0x80000000, k1 = (int)0x80000000;
+			if (live && t0 <= top) {  // anti-diagonal r: the cells of [st, en], the score stores up to send
+				S = word_score(S, t0, r, st0, en0, send, generic, T, Q, tlen, mat, sc_mch, sc_mis, sc_N, MCH4, MIS4, SCN4);
+				if (t0 <= en) {
+					ku32 Un, Vn, Xn, Yn, X2n, Y2n;
+					const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y, Y2,
+										 S, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn, X2n, Y2n);
+					if (own && with_cigar) st4(P + dcur + (t0 - st), d);
+					if (t0 <= en0 && t0 + 3 >= st0) {
+						const int kk = word_hkey(hv, Vn, Un, t0, st0, en0, en1, r, Hprev, qe, ordg);
+						if (own) {
+							k0 = kk;
+#pragma unroll
+							for (int b = 0; b < 4; ++b) {
+								if (t0 + b == en0) hx[0] = hv[b];
+								if (t0 + b == st0) hx[1] = hv[b];
+							}
+						}
+					}
+					X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
+				}
+			}
+			if (two) {  // anti-diagonal r1 from r's bytes in registers
+				if (kw < 0) {  // slot st - 1 is below r's aligned range: the constants (st1 > st: unused)
+					X = (ku32)(ku8)(-qe) << 24, X2 = (ku32)(ku8)(-qe2) << 24;
+					V = (ku32)(ku8)(stb > 0 ? -qe : boundary_diff(r1, qe, e, e2, long_thres, long_diff)) << 24;
+				}
+				Xp = __shfl_up_sync(KSW_FULL_MASK, X, 1), Vp = __shfl_up_sync(KSW_FULL_MASK, V, 1);
+				X2p = __shfl_up_sync(KSW_FULL_MASK, X2, 1);
+				const int Hl = __shfl_up_sync(KSW_FULL_MASK, hv[3], 1);  // H of slot t0 - 1 after r
+				if (live && enb >= r1 && (unsigned)(r1 - t0) < 4u) {  // top boundary cell (r1,-1) in slot r1
+					const int b = r1 - t0;
+					U = set_byte(U, b, boundary_diff(r1, qe, e, e2, long_thres, long_diff));
+					Y = set_byte(Y, b, -qe), Y2 = set_byte(Y2, b, -qe2);
+				}
+				grouped_ords(st0b, ordg);
+				const int en1b = st0b + ((en0b - st0b) >> 2 << 2);
+				const int topb = max(enb, sendb);
+				if (own && live && t0 >= stb && t0 <= topb) {
+					S = word_score(S, t0, r1, st0b, en0b, sendb, generic, T, Q, tlen, mat, sc_mch, sc_mis, sc_N, MCH4, MIS4,
+								   SCN4);
+					if (t0 <= enb) {
+						ku32 Un, Vn, Xn, Yn, X2n, Y2n;
+						const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y,
+											 Y2, S, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn, X2n, Y2n);
+						if (with_cigar) st4(P + dcur + (en - st + 1) + (t0 - stb), d);
+						if (t0 <= en0b && t0 + 3 >= st0b) {
+							// H[en0 - 1] after r: this word's, or the lane below's last slot
+							int hp = Hl;
+#pragma unroll
+							for (int b = 0; b < 4; ++b)
+								if (t0 + b == en0b - 1) hp = hv[b];
+							k1 = word_hkey(hv, Vn, Un, t0, st0b, en0b, en1b, r1, en0b > 0 ? hp : 0, qe, ordg);
+#pragma unroll
+							for (int b = 0; b < 4; ++b) {
+								if (t0 + b == en0b) hx[2] = hv[b];
+								if (t0 + b == st0b) hx[3] = hv[b];
+							}
+						}
+						X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
+					}
+				}
+			}
+			// the largest keys and their first words, per warp, then per team after the barrier
+			{
+				const int m0 = __reduce_max_sync(KSW_FULL_MASK, k0);
+				const ku32 w0 = __reduce_min_sync(KSW_FULL_MASK, k0 == m0 ? (ku32)t0 : 0xffffffffu);
+				const int m1 = __reduce_max_sync(KSW_FULL_MASK, k1);
+				const ku32 w1 = __reduce_min_sync(KSW_FULL_MASK, k1 == m1 ? (ku32)t0 : 0xffffffffu);
+				if (lane == 0) red_v[wid] = m0, red_r[wid] = w0, red_v[NW + wid] = m1, red_r[NW + wid] = w1;
+			}
+			__syncthreads();
+			ku32 mT;
+			int mK = team_key<NW>(red_v, red_r, lane, mT);
+			if (exact_books(mK, mT, r, st0, en0, en1, hx[0], hx[1], qlen, tlen, zdrop, e2, ez_max, max_t, max_q, mqe,
+							mqe_t, mte, mte_q, score)) {
+				zdropped = 1;
+				break;
+			}
+			if (exitb) { zdropped = 1; break; }  // the band leaves the matrix on r1 (st0 > en0)
+			if (two) {
+				mK = team_key<NW>(red_v + NW, red_r + NW, lane, mT);
+				const int en1b = st0b + ((en0b - st0b) >> 2 << 2);
+				if (exact_books(mK, mT, r1, st0b, en0b, en1b, hx[2], hx[3], qlen, tlen, zdrop, e2, ez_max, max_t, max_q,
+								mqe, mqe_t, mte, mte_q, score)) {
+					zdropped = 1;
+					break;
+				}
+			}
+			dcur += en - st + 1 + (two ? enb - stb + 1 : 0);
+			last_st = two ? stb : st, last_en = two ? enb : en;
+			if (own && live) {  // the state after the round's last anti-diagonal, read after the next barrier
+				st4(g.u + ix, U), st4(g.y + ix, Y), st4(g.y2 + ix, Y2), st4(g.s + ix, S);
+				st4(g.x(1) + ix, X), st4(g.v(1) + ix, V), st4(g.x2(1) + ix, X2);
+				*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
+			}
+		}
+	} else
 	for (int r = 0; r < qlen + tlen - 1; ++r) {
 		const int nb_ = r & 1, ob = nb_ ^ 1;  // buffers written on this / the previous anti-diagonal
 		// band (lines 138-147)
@@ -336,13 +597,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		const int top = en > send ? en : send;
 		const int nb = (top >> 4) + 1;
 		if (nb > hw) {  // first touch of blocks [hw, nb): ksw2's initial array contents
-			for (int i = tid; i < (nb - hw) * 4; i += NT) {
-				ku32 ix = (ku32)(hw * 16 + 4 * i) & g.mask;
-				st4(g.u + ix, FILL1), st4(g.y + ix, FILL1), st4(g.y2 + ix, FILL2), st4(g.s + ix, 0u);
-				st4(g.x(0) + ix, FILL1), st4(g.v(0) + ix, FILL1), st4(g.x2(0) + ix, FILL2);
-				st4(g.x(1) + ix, FILL1), st4(g.v(1) + ix, FILL1), st4(g.x2(1) + ix, FILL2);
-				if (!approx) *(int4*)(g.H + ix) = make_int4(KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF, KSW_NEG_INF);
-			}
+			ring_fill(g, hw, nb, tid, NT, FILL1, FILL2, !approx);
 			hw = nb;
 			// the fill may cover slot r, whose boundary values thread 0 writes below
 			if (NW == 1) __syncwarp(); else __syncthreads();
@@ -420,26 +675,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
 				const ku32 Xs = (X[k] << 8) | (Xp[k] >> 24), Vs = (V[k] << 8) | (Vp[k] >> 24);
 				const ku32 X2s = (X2[k] << 8) | (X2p[k] >> 24);
-				// this anti-diagonal's scores; other slots keep the stale s[] (spec §1.8 item 3)
-				ku32 Sk = S[k];
-				if (!generic && t0 >= st0 && t0 + 3 <= send && t0 + 3 <= r && t0 + 3 < tlen) {
-					// four in-matrix slots: T[t0..t0+3] and Q[r-t0..r-t0-3] as words, compared per byte
-					const ku32 tw = ldu4(T + t0), qw = __byte_perm(ldu4(Q + (r - t0 - 3)), 0u, 0x0123);
-					const ku32 nn = __vcmpeq4(tw, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
-					Sk = sel4(nn, SCN4, sel4(__vcmpeq4(tw, qw), MCH4, MIS4));
-				} else if (!generic) {
-#pragma unroll
-					for (int b = 0; b < 4; ++b) {
-						const int t = t0 + b;
-						if (t >= st0 && t <= send) Sk = set_byte(Sk, b, score_plain(T, Q, t, r, tlen, sc_mch, sc_mis, sc_N));
-					}
-				} else {
-#pragma unroll
-					for (int b = 0; b < 4; ++b) {
-						const int t = t0 + b;
-						if (t >= st0 && t <= en0) Sk = set_byte(Sk, b, mat[T[t] * 5 + Q[r - t]]);
-					}
-				}
+				const ku32 Sk = word_score(S[k], t0, r, st0, en0, send, generic, T, Q, tlen, mat, sc_mch, sc_mis, sc_N,
+										   MCH4, MIS4, SCN4);
 				ku32 Un, Vn, Xn, Yn, X2n, Y2n;
 				const ku32 d = cell4(Xs, Vs, X2s, U[k], Y[k], Y2[k], Sk, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn,
 									 X2n, Y2n);
@@ -452,21 +689,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				if (!approx && t0 <= en0 && t0 + 3 >= st0) {
 					int4 h4 = *(int4*)(g.H + ix);
 					int hv[4] = {h4.x, h4.y, h4.z, h4.w};
-					int kk;
-					if (t0 >= st0 && t0 + 3 < en1) {  // four grouped in-band slots, none of them en0
-#pragma unroll
-						for (int b = 0; b < 4; ++b) hv[b] += sbyte(Vn, b);
-						kk = word_key(hv, ordg);
-					} else {  // a word at a band edge: en0, the tail, slots outside the band, r == 0
-						kk = (int)0x80000000;
-#pragma unroll
-						for (int b = 0; b < 4; ++b) {
-							const int t = t0 + b, h = slot_h(hv[b], sbyte(Vn, b), sbyte(Un, b), t, en0, r, Hprev, qe);
-							const bool in = t >= st0 && t <= en0;
-							if (in) kk = max(kk, h * 8 + max_ord(t, st0, en0, en1));
-							hv[b] = in ? h : hv[b];
-						}
-					}
+					const int kk = word_hkey(hv, Vn, Un, t0, st0, en0, en1, r, Hprev, qe, ordg);
 					*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
 					if (kk > bestK) bestK = kk, bestT = t0;
 				}
@@ -496,21 +719,19 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 
 		if (!approx) {
 			if (NW >= 8) {  // the warps' (max key, first word) by two warp reductions, not a chain of NW - 1
-				const int v = red_v[lane % NW];
-				mK = __reduce_max_sync(KSW_FULL_MASK, v);
-				mT = __reduce_min_sync(KSW_FULL_MASK, v == mK ? red_r[lane % NW] : 0xffffffffu);
+				mK = team_key<NW>(red_v, red_r, lane, mT);
 			} else if (NW > 1) {
 				mK = red_v[0], mT = red_r[0];
 #pragma unroll
 				for (int i = 1; i < NW; ++i)
 					if (red_v[i] > mK || (red_v[i] == mK && red_r[i] < mT)) mK = red_v[i], mT = red_r[i];
 			}
-			const int mH = mK >> 3, mt = key_slot(mK & 7, (int)mT, st0, en0, en1);
 			const int Hen0 = g.H[(ku32)en0 & g.mask], Hst0 = g.H[(ku32)st0 & g.mask];
-			if (en0 == tlen - 1 && Hen0 > mte) mte = Hen0, mte_q = r - en0;  // lines 360-363
-			if (r - st0 == qlen - 1 && Hst0 > mqe) mqe = Hst0, mqe_t = st0;
-			if (apply_zdrop(mH, mt, r - mt, zdrop, e2, ez_max, max_t, max_q)) { zdropped = 1; break; }
-			if (r == qlen + tlen - 2 && en0 == tlen - 1) score = Hen0;
+			if (exact_books(mK, mT, r, st0, en0, en1, Hen0, Hst0, qlen, tlen, zdrop, e2, ez_max, max_t, max_q, mqe, mqe_t,
+							mte, mte_q, score)) {
+				zdropped = 1;
+				break;
+			}
 		} else {  // greedy path (lines 367-383)
 			if (r > 0) {
 				if (last_H0_t >= st0 && last_H0_t <= en0 && last_H0_t + 1 >= st0 && last_H0_t + 1 <= en0) {
@@ -567,6 +788,8 @@ extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_smem(KSW_DP
 extern "C" __global__ void __launch_bounds__(128, 1) ksw_extd2_dp_w4_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 4>(KSW_DP_ARGS, KSW_TB_ARGS); }
 extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 8>(KSW_DP_ARGS, KSW_TB_ARGS); }
 extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 8>(KSW_DP_ARGS, KSW_TB_ARGS); }
+// the middle team with exact jobs two anti-diagonals per round (dp_team's PAIRS)
+extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8p_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 8, true>(KSW_DP_ARGS, KSW_TB_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 16>(KSW_DP_ARGS, KSW_TB_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 16>(KSW_DP_ARGS, KSW_TB_ARGS); }
 
