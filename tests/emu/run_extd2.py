@@ -44,12 +44,24 @@ def long_jobs(rng, batch, n: int, length: int):
                     np.full(n, -1, np.int32), flag)
 
 
+def _extd2_jobs(batch, qs, ts, w, flag, zdrop: int, end_bonus: int):
+    """ksw_extd2 jobs of these sequences, bands and flags, with the batch's scoring, one Z-drop and one
+    end bonus."""
+    from gpuext.engine.jobs import KERNEL_EXTD2, JobBatch
+
+    n = len(qs)
+    off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
+    return JobBatch(batch.scoring, np.concatenate(qs), off(qs), np.concatenate(ts), off(ts),
+                    np.full(n, KERNEL_EXTD2, np.int8), np.asarray(w, np.int32), np.full(n, zdrop, np.int32),
+                    np.full(n, end_bonus, np.int32), np.asarray(flag, np.int32))
+
+
 def band_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
     """n band-limited extensions as minimap2 makes them (the exact flag sets of the GPU test, a band of
     w 100-960 on 800-2400 bp sequences with ONT-like errors, the preset's Z-drop and end bonus): rings of
     2**10 slots, so that the middle team takes them (with BIG_JOB_SHARE 0), two anti-diagonals per round
     where w + 33 <= 992 (dp_team's PAIRS), one per round above."""
-    from gpuext.engine.jobs import KERNEL_EXTD2, KSW_EZ_APPROX_MAX, KSW_EZ_GENERIC_SC, JobBatch
+    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_GENERIC_SC
     from tests.kernel.test_ksw_extd2 import FLAG_SETS, _mutate
 
     generic = int(batch.flag[0]) & KSW_EZ_GENERIC_SC
@@ -62,10 +74,7 @@ def band_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
         q = q[: int(rng.integers(len(q) // 2, len(q) + 1))] if rng.random() < 0.3 else q
         qs.append(np.asarray(q, np.uint8)), ts.append(t)
         w.append(int(rng.choice([100, 500, 751, 900, 959, 960, 961]))), flag.append(exact[i % len(exact)] | generic)
-    off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
-    return JobBatch(batch.scoring, np.concatenate(qs), off(qs), np.concatenate(ts), off(ts),
-                    np.full(n, KERNEL_EXTD2, np.int8), np.asarray(w, np.int32), np.full(n, zdrop, np.int32),
-                    np.full(n, end_bonus, np.int32), np.asarray(flag, np.int32))
+    return _extd2_jobs(batch, qs, ts, w, flag, zdrop, end_bonus)
 
 
 def edge_jobs(rng, batch, zdrop: int, end_bonus: int):
@@ -73,7 +82,7 @@ def edge_jobs(rng, batch, zdrop: int, end_bonus: int):
     GPU test, a job whose band is among the widest of that ring (a full ring, where slot aliasing
     would show): the whole matrix with the shorter sequence m bp, or a band of m on longer ones."""
     from gpuext.backends.cuda import ksw_extd2 as gpu
-    from gpuext.engine.jobs import KERNEL_EXTD2, KSW_EZ_GENERIC_SC, JobBatch
+    from gpuext.engine.jobs import KSW_EZ_GENERIC_SC
     from tests.kernel.test_ksw_extd2 import FLAG_SETS, _mutate
 
     generic = int(batch.flag[0]) & KSW_EZ_GENERIC_SC   # GENERIC_SC is all or nothing in a batch
@@ -90,11 +99,7 @@ def edge_jobs(rng, batch, zdrop: int, end_bonus: int):
                 q, t = t, q
             qs.append(q), ts.append(t), w.append(-1 if full else m - 1), flag.append(f | generic)
             assert gpu._ring_lg(gpu._bounds(np.array([len(q)]), np.array([len(t)]), np.array(w[-1:]))[1])[0] == lg
-    n = len(qs)
-    off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
-    return JobBatch(batch.scoring, np.concatenate(qs), off(qs), np.concatenate(ts), off(ts),
-                    np.full(n, KERNEL_EXTD2, np.int8), np.asarray(w, np.int32), np.full(n, zdrop, np.int32),
-                    np.full(n, end_bonus, np.int32), np.asarray(flag, np.int32))
+    return _extd2_jobs(batch, qs, ts, w, flag, zdrop, end_bonus)
 
 
 def main() -> int:

@@ -138,6 +138,15 @@ __device__ __forceinline__ int band_en0(int r, int tlen, int w)
 // ksw_extd2_sse.c:90: a negative band means the whole matrix
 __device__ __forceinline__ int full_w(int w, int qlen, int tlen) { return w < 0 ? (tlen > qlen ? tlen : qlen) : w; }
 
+// last slot the score store of anti-diagonal [st0, en0] writes: 16-byte stores from st0 while the
+// start is <= en0 (lines 166-180); the generic path writes [st0, en0] (182-183)
+__device__ __forceinline__ int score_end(int st0, int en0, bool generic)
+{
+	return generic ? en0 : st0 + (((en0 - st0) >> 4) << 4) + 15;
+}
+// en1 of the exact maximum's order (max_ord): the end of the (t - st0) mod 4 groups
+__device__ __forceinline__ int group_end(int st0, int en0) { return st0 + ((en0 - st0) >> 2 << 2); }
+
 // the boundary difference of line 158/162: H(r,-1) - H(r-1,-1) in the two-piece gap cost
 __device__ __forceinline__ int boundary_diff(int r, int qe, int e, int e2, int long_thres, int long_diff)
 {
@@ -370,6 +379,26 @@ __device__ __forceinline__ void ring_fill(const Ring& g, int hw, int nb, int tid
 	}
 }
 
+// dp_team's PAIRS: the top boundary cell (r,-1) (lines 160-163) into the u, y, y2 bytes of the word t0
+// that holds slot r, in registers (ksw2 writes it between anti-diagonals r - 1 and r)
+__device__ __forceinline__ void boundary_cell(ku32& U, ku32& Y, ku32& Y2, int t0, int r, int qe, int qe2, int e, int e2,
+											  int long_thres, int long_diff)
+{
+	if ((unsigned)(r - t0) >= 4u) return;
+	const int b = r - t0;
+	U = set_byte(U, b, boundary_diff(r, qe, e, e2, long_thres, long_diff));
+	Y = set_byte(Y, b, -qe), Y2 = set_byte(Y2, b, -qe2);
+}
+// dp_team's PAIRS: the owner of slot en0 or st0 publishes its H (h2[0], h2[1]) for mte and mqe
+__device__ __forceinline__ void publish_h(const int (&hv)[4], int t0, int en0, int st0, int* h2)
+{
+#pragma unroll
+	for (int b = 0; b < 4; ++b) {
+		if (t0 + b == en0) h2[0] = hv[b];
+		if (t0 + b == st0) h2[1] = hv[b];
+	}
+}
+
 extern __shared__ __align__(16) unsigned char ksw_smem[];
 
 // A team of NW warps computes one job. NW == 1: several teams (jobs) per block, synchronised
@@ -436,12 +465,13 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
 			if (st0 > en0) { zdropped = 1; break; }
 			const int st = st0 & ~15, en = (en0 & ~15) + 15;
-			const int send = generic ? en0 : st0 + (((en0 - st0) >> 4) << 4) + 15, top = max(en, send);
+			const int send = score_end(st0, en0, generic), top = max(en, send);
 			const int r1 = r + 1, st0b = band_st0(r1, qlen, w), en0b = band_en0(r1, tlen, w);
 			const bool more = r1 < qlen + tlen - 1, exitb = more && st0b > en0b, two = more && !exitb;
 			const int stb = st0b & ~15, enb = (en0b & ~15) + 15;
-			const int sendb = generic ? en0b : st0b + (((en0b - st0b) >> 4) << 4) + 15;
-			const int top2 = two ? max(top, max(enb, sendb)) : top;
+			const int sendb = score_end(st0b, en0b, generic), topb = max(enb, sendb);
+			const int en1 = group_end(st0, en0), en1b = group_end(st0b, en0b);
+			const int top2 = two ? max(top, topb) : top;
 			const int nb = (top2 >> 4) + 1;
 			if (nb > hw) ring_fill(g, hw, nb, tid, NT, FILL1, FILL2, true), hw = nb;
 			if (tid == 0 && with_cigar) {
@@ -477,16 +507,10 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				const ku32 i1 = (ku32)(t0 - 1) & g.mask;
 				Xp = (ku32)g.x(1)[i1] << 24, Vp = (ku32)g.v(1)[i1] << 24, X2p = (ku32)g.x2(1)[i1] << 24;
 			}
-			// top boundary cell (r,-1) in slot r (lines 160-163)
-			if (live && en >= r && (unsigned)(r - t0) < 4u) {
-				const int b = r - t0;
-				U = set_byte(U, b, boundary_diff(r, qe, e, e2, long_thres, long_diff));
-				Y = set_byte(Y, b, -qe), Y2 = set_byte(Y2, b, -qe2);
-			}
+			if (live && en >= r) boundary_cell(U, Y, Y2, t0, r, qe, qe2, e, e2, long_thres, long_diff);
 			const int Hprev = r > 0 ? g.H[(ku32)(en0 > 0 ? en0 - 1 : en0) & g.mask] : 0;  // line 329
 			int ordg[4];
 			grouped_ords(st0, ordg);
-			const int en1 = st0 + ((en0 - st0) >> 2 << 2);
 			int k0 = (int)0x80000000, k1 = (int)0x80000000;
 			if (live && t0 <= top) {  // anti-diagonal r: the cells of [st, en], the score stores up to send
 				S = word_score(S, t0, r, st0, en0, send, generic, T, Q, tlen, mat, sc_mch, sc_mis, sc_N, MCH4, MIS4, SCN4);
@@ -497,14 +521,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 					if (own && with_cigar) st4(P + dcur + (t0 - st), d);
 					if (t0 <= en0 && t0 + 3 >= st0) {
 						const int kk = word_hkey(hv, Vn, Un, t0, st0, en0, en1, r, Hprev, qe, ordg);
-						if (own) {
-							k0 = kk;
-#pragma unroll
-							for (int b = 0; b < 4; ++b) {
-								if (t0 + b == en0) hx[0] = hv[b];
-								if (t0 + b == st0) hx[1] = hv[b];
-							}
-						}
+						if (own) k0 = kk, publish_h(hv, t0, en0, st0, hx);
 					}
 					X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
 				}
@@ -517,14 +534,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				Xp = __shfl_up_sync(KSW_FULL_MASK, X, 1), Vp = __shfl_up_sync(KSW_FULL_MASK, V, 1);
 				X2p = __shfl_up_sync(KSW_FULL_MASK, X2, 1);
 				const int Hl = __shfl_up_sync(KSW_FULL_MASK, hv[3], 1);  // H of slot t0 - 1 after r
-				if (live && enb >= r1 && (unsigned)(r1 - t0) < 4u) {  // top boundary cell (r1,-1) in slot r1
-					const int b = r1 - t0;
-					U = set_byte(U, b, boundary_diff(r1, qe, e, e2, long_thres, long_diff));
-					Y = set_byte(Y, b, -qe), Y2 = set_byte(Y2, b, -qe2);
-				}
+				if (live && enb >= r1) boundary_cell(U, Y, Y2, t0, r1, qe, qe2, e, e2, long_thres, long_diff);
 				grouped_ords(st0b, ordg);
-				const int en1b = st0b + ((en0b - st0b) >> 2 << 2);
-				const int topb = max(enb, sendb);
 				if (own && live && t0 >= stb && t0 <= topb) {
 					S = word_score(S, t0, r1, st0b, en0b, sendb, generic, T, Q, tlen, mat, sc_mch, sc_mis, sc_N, MCH4, MIS4,
 								   SCN4);
@@ -540,11 +551,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 							for (int b = 0; b < 4; ++b)
 								if (t0 + b == en0b - 1) hp = hv[b];
 							k1 = word_hkey(hv, Vn, Un, t0, st0b, en0b, en1b, r1, en0b > 0 ? hp : 0, qe, ordg);
-#pragma unroll
-							for (int b = 0; b < 4; ++b) {
-								if (t0 + b == en0b) hx[2] = hv[b];
-								if (t0 + b == st0b) hx[3] = hv[b];
-							}
+							publish_h(hv, t0, en0b, st0b, hx + 2);
 						}
 						X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
 					}
@@ -569,7 +576,6 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			if (exitb) { zdropped = 1; break; }  // the band leaves the matrix on r1 (st0 > en0)
 			if (two) {
 				mK = team_key<NW>(red_v + NW, red_r + NW, lane, mT);
-				const int en1b = st0b + ((en0b - st0b) >> 2 << 2);
 				if (exact_books(mK, mT, r1, st0b, en0b, en1b, hx[2], hx[3], qlen, tlen, zdrop, e2, ez_max, max_t, max_q,
 								mqe, mqe_t, mte, mte_q, score)) {
 					zdropped = 1;
@@ -593,7 +599,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		const int st = st0 & ~15, en = (en0 & ~15) + 15;
 		// last slot the score store of this anti-diagonal writes: 16-byte stores from st0 while
 		// the start is <= en0 (lines 166-180); the generic path writes [st0, en0] (182-183)
-		const int send = generic ? en0 : st0 + (((en0 - st0) >> 4) << 4) + 15;
+		const int send = score_end(st0, en0, generic);
 		const int top = en > send ? en : send;
 		const int nb = (top >> 4) + 1;
 		if (nb > hw) {  // first touch of blocks [hw, nb): ksw2's initial array contents
@@ -629,7 +635,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 
 		// argmax order of lines 327-357 (en0, then the (t - st0) mod 4 groups below en1, then the tail
 		// [en1, en0)) as keys (max_ord): the thread's largest key and the first word that offered it
-		const int en1 = st0 + ((en0 - st0) >> 2 << 2);
+		const int en1 = group_end(st0, en0);
 		int bestK = (int)0x80000000, bestT = 0x7fffffff;
 		int ordg[4];
 		grouped_ords(st0, ordg);
@@ -872,7 +878,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 		const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
 		if (st0 > en0) { zdropped = 1; break; }
 		const int st = st0 & ~15, en = (en0 & ~15) + 15;
-		const int send = generic ? en0 : st0 + (((en0 - st0) >> 4) << 4) + 15;
+		const int send = score_end(st0, en0, generic);
 		const int top = en > send ? en : send;
 		const int nb = (top >> 4) + 1;
 		// the window slot of each group's word in this lane
@@ -916,7 +922,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 		}
 		if (gl == 0 && with_cigar) DO[r] = (ku32)(dcur >> 4);
 
-		const int en1 = st0 + ((en0 - st0) >> 2 << 2);
+		const int en1 = group_end(st0, en0);
 		int bestK = (int)0x80000000, bestT = 0x7fffffff, hen = 0, hst = 0;
 		int ordg[4];
 		grouped_ords(st0, ordg);
