@@ -316,12 +316,14 @@ def test_full_band_kernels_match_ksw2(preset, monkeypatch):
     warp (ksw_extd2_dp_fbh16), the others a warp each (ksw_extd2_dp_fb<K>); with
     GPUEXT_KSW_FB2=0 all in int32, and with GPUEXT_KSW_FBH=0 too all a warp each: every K, one pass
     and several (query over 512 bp), N bases, all match ksw2; so do they as big jobs, those of
-    several passes in ksw_extd2_dp_fbp (a block per pass, many SMs per job); with GPUEXT_KSW_FB=0
-    none runs there."""
+    several passes in ksw_extd2_dp_fbp (a block per pass, many SMs per job), and so do the long
+    ones (FBP_ROWS target rows or more) that do not fit 16-bit halves; with GPUEXT_KSW_FB=0 none runs
+    there."""
     from gpuext.backends.cuda import ksw_extd2
     from gpuext.engine.jobs import KSW_EZ_REV_CIGAR
 
     monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 1.0)   # none is big (as among a batch's thousands)
+    monkeypatch.setenv("GPUEXT_KSW_FBP_ROWS", "0")          # nor long (checked below)
     rng = np.random.default_rng([SEED, 43, list(PRESETS).index(preset)])
     batch = random_jobs(rng, preset, 1500, max_len=6000)
     batch.flag = np.where(rng.random(batch.n) < 0.5, KSW_EZ_APPROX_MAX, KSW_EZ_APPROX_MAX | KSW_EZ_REV_CIGAR)
@@ -352,9 +354,17 @@ def test_full_band_kernels_match_ksw2(preset, monkeypatch):
     fb = [c for c in ksw_extd2.last_stats["classes"] if c[0] == "fb"]
     assert {c[1] for c in fb} == set(ksw_extd2.FB_K) and sum(c[2] for c in fb) == live.sum()
     monkeypatch.delenv("GPUEXT_KSW_FBH")
+    monkeypatch.delenv("GPUEXT_KSW_FB2")
+    monkeypatch.delenv("GPUEXT_KSW_FBP_ROWS")   # long jobs over the 16-bit bound: the pass pipeline
+    _rerun_matches(batch, ref, "FBP_ROWS")
+    long = live & (batch.tlen() >= ksw_extd2.FBP_ROWS) & ~(short & (ql <= 512))
+    got = ksw_extd2.last_stats["jobs_per_team_size"]["fbp"]
+    assert got == long.sum() > 0, f"seed {SEED}: {got} jobs in fbp, {long.sum()} long"
     monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)   # every job big: a block per pass
+    monkeypatch.setenv("GPUEXT_KSW_FBP_ROWS", "0")
     _rerun_matches(batch, ref, "fbp")
-    assert ksw_extd2.last_stats["jobs_per_team_size"]["fbp"] == (batch.qlen()[batch.tlen() > 0] > 512).sum() > 0
+    got = ksw_extd2.last_stats["jobs_per_team_size"]["fbp"]
+    assert got == (live & (ql > 512)).sum() > 0, f"seed {SEED}: {got} jobs in fbp, {(live & (ql > 512)).sum()} of several passes"
     monkeypatch.setenv("GPUEXT_KSW_FB", "0")
     _rerun_matches(batch, ref, "GPUEXT_KSW_FB=0")
     assert ksw_extd2.last_stats["jobs_per_team_size"]["fb"] == 0

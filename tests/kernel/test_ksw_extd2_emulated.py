@@ -74,6 +74,9 @@ CASES = {
                       "--expect", "fb4x2,fb5x2,fb6x2,fb8x2,fb10x2,fb12x2,fb16x2,fb16"], {"GPUEXT_KSW_FBH": "0"}),
     "full-band-half-x2-fresh": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed",
                                  str(FRESH), "--expect", "fbh13x2,fb10x2,fb12x2,fb16x2"], {"GX_EMU_REVERSE": "1"}),
+    # none big, but long (FBP_ROWS rows or more) and over the 16-bit bound: the pass pipeline too
+    "full-band-long": (["--presets", "map-ont", "--jobs", "40", "--max-len", "2500", "--full-band", "--big-share",
+                        "1", "--seed", "61", "--expect", "fbp,fbh13x2"], {}),
     "full-band-team": (["--presets", "map-ont,sr", "--jobs", "30", "--max-len", "3000", "--full-band", "--big-share",
                         "0", "--seed", "31", "--expect", "fb4,fbp"], {}),
     "generic-sc": (["--presets", "map-ont,sr", "--transition", "2", "--jobs", "40", "--edges", "--seed", "13",

@@ -65,6 +65,7 @@ RING_BYTES_PER_SLOT = 14    # u y y2 s, x v x2 twice (int8), H (int32)
 GMEM_WARPS_PER_BLOCK = 4
 BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets a middle team or 16 warps
 WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more the middle team ($GPUEXT_KSW_WIDE_LG, 0: off)
+FBP_ROWS = 1024             # a full-band job of this many target rows or more over the 16-bit bound runs in the pass pipeline ($GPUEXT_KSW_FBP_ROWS, 0: off)
 FEW_WARPS = 1024            # a launch class of at most this many warps (an eighth of an H100's) is latency-bound ($GPUEXT_KSW_FEW)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
@@ -247,6 +248,13 @@ def _mid_team() -> int:
     return 4 if os.environ.get("GPUEXT_KSW_TEAM_MID", "").strip() == "4" else 8
 
 
+def _fbp_k() -> int:
+    """Query columns per lane of the pass pipeline (`ksw_extd2_dp_fbp`): FBP_K, or one of FB_K by
+    $GPUEXT_KSW_FBP_K (A/B timing: more columns, fewer instructions per cell and a longer step)."""
+    k = _env_int("GPUEXT_KSW_FBP_K", FBP_K)
+    return k if k in FB_K else FBP_K
+
+
 def _pairs() -> bool:
     """The middle team computes its exact jobs two anti-diagonals per round (`ksw_extd2_dp_w8p_smem`:
     one pair of barriers and one round of bookkeeping per two anti-diagonals, the bytes of the first
@@ -374,7 +382,11 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     shapes, reg_lg = _reg_shapes(), _reg_lg()
     # only the register kernels this configuration uses are built (NVRTC time grows with each)
     used = sorted({shapes[L] for L in range(6, reg_lg + 1)}) if reg_lg else []
-    mod = load_module("ksw_extd2.cu", {"KSW_REG_LIST": " ".join(f"KSW_DP_REG({G}, {K})" for G, K in used)})
+    defines = {"KSW_REG_LIST": " ".join(f"KSW_DP_REG({G}, {K})" for G, K in used)}
+    fbp_k = _fbp_k()
+    if fbp_k != FBP_K:
+        defines["KSW_FBP_K"] = fbp_k
+    mod = load_module("ksw_extd2.cu", defines)
     k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
             for nw in (1, 4, 8, 16) for sm in (True, False)}
     if nblk != W1_BLOCKS_PER_SM:
@@ -421,7 +433,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
                                   d_sz, d_res, d_tot))
             k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
-                                   i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)), d_key))
+                                   i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)),
+                                   i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), d_key))
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
@@ -552,7 +565,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                             # largest job's first: blocks start in index order, and on a crowded GPU a
                             # pass that starts late holds up the rest of its job); the row counts
                             nblk = n * max_pass
-                            pend = cupy.cumsum(((d_qlen[d_sel] + (32 * FBP_K - 1)) // (32 * FBP_K)).astype(i64))
+                            pend = cupy.cumsum(((d_qlen[d_sel] + (32 * fbp_k - 1)) // (32 * fbp_k)).astype(i64))
                             keep += [cupy.zeros(nblk, i32), pend]
                             args += (keep[-2], pend)
                         fn((nblk,), (tpb,), args, shared_mem=shm)

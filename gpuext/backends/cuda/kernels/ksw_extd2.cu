@@ -1385,7 +1385,9 @@ KSW_DP_FB(8)
 KSW_DP_FB(10)
 KSW_DP_FB(12)
 KSW_DP_FB(16)
-#define KSW_FBP_K 4  // columns per lane of ksw_extd2_dp_fbp (as FBP_K of the launcher)
+#ifndef KSW_FBP_K
+#define KSW_FBP_K 4  // columns per lane of ksw_extd2_dp_fbp (as FBP_K of the launcher; its knob redefines it)
+#endif
 extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbp(KSW_FB_PARAMS, int* prog, const ki64* __restrict__ pend)
 {
 	dp_fb<KSW_FBP_K, true, 32>(KSW_FB_ARGS, prog, pend);
@@ -1618,21 +1620,40 @@ KSW_DP_FBH2(16)
 // The CIGAR is written in backtrack order (end cell first), run-length merged like
 // ksw_push_cigar; ksw_extd2_pack reverses it unless KSW_EZ_REV_CIGAR.
 
-// lane of the window cell (i - di, j - dj), or 32 when the cell is outside the window
-__device__ __forceinline__ int tb_lane(int mode, int di, int dj)
+// A walk step is a chain: the cell's byte and the current state give the next state, the state the
+// move, the move the next cell. So each lane turns its window cell into two tables when the window
+// is loaded, indexed by 6 x state (states 0-4: H, E, F, E2, F2 as ksw_backtrack numbers them):
+//   tb_next: 6 x the state after this cell for each state entering it (ksw_backtrack's rule: a gap
+//            state continues while its bit of the byte is set, else the byte's own state; a forced
+//            cell outside the aligned band sets state 1 or 2);
+//   tb_hop:  the lane of the window cell that the move of each state leads to (32: outside the
+//            window). Window shapes (tb_job): mode 0, lane 3k + c is (k, k), (k + 1, k), (k, k + 1)
+//            for c = 0, 1, 2 cells behind (i, j); mode 1, lane l is (l, 0); mode 2, (0, l).
+// A step is then two shuffles and two shift-and-masks: sh = tb_next[l] >> sh & 63, l = tb_hop[l] >> sh & 63.
+__device__ __forceinline__ ku32 tb_next(ku32 v)
 {
-	int l = 32;
-	if (mode == 0) {  // lane 3k: (k,k); 3k+1: (k+1,k); 3k+2: (k,k+1)
-		if (di == dj) l = 3 * di;
-		else if (di == dj + 1) l = 3 * dj + 1;
-		else if (dj == di + 1) l = 3 * di + 2;
-	} else if (mode == 1) {  // (l, 0): deletions (target consumed)
-		if (dj == 0) l = di;
-	} else {  // (0, l): insertions
-		if (di == 0) l = dj;
+	const int force = (int)(v >> 8), code = (int)(v & 7);
+	ku32 t = 0;
+#pragma unroll
+	for (int s = 0; s < 5; ++s) {
+		const int ns = force ? force : s > 0 && (v >> (s + 2) & 1) ? s : code;
+		t |= (ku32)(6 * ns) << (6 * s);
 	}
-	return l < 32 ? l : 32;
+	return t;
 }
+__device__ __forceinline__ ku32 tb_hop(int mode, int lane)
+{
+	int diag = 32, down = 32, right = 32;  // the moves of H (0), of E/E2 (1, 3: i - 1), of F/F2 (2, 4: j - 1)
+	if (mode == 0) {
+		const int c = lane % 3;
+		diag = lane + 3, down = c == 1 ? 32 : lane + 1, right = c == 2 ? 32 : lane + 2;
+	} else if (mode == 1) down = lane + 1;
+	else right = lane + 1;
+	diag = min(diag, 32), down = min(down, 32), right = min(right, 32);
+	return (ku32)diag | (ku32)down << 6 | (ku32)right << 12 | (ku32)down << 18 | (ku32)right << 24;
+}
+// the CIGAR op of state 6 x s: M for H, D (2, target consumed) for E and E2, I (1) for F and F2
+#define TB_OPS (0u | 2u << 6 | 1u << 12 | 2u << 18 | 1u << 24)
 
 // the backtrack of job jid by the calling warp (lane: its lane)
 __device__ __forceinline__ void tb_job(
@@ -1662,51 +1683,44 @@ __device__ __forceinline__ void tb_job(
 		const ku32* DO = fbk ? doff : doff + doff_off[jid];
 		ku32* __restrict__ C = cig + cig_off[jid];
 		ku32 cur = 0;  // the last op, len << 4 | op, not yet written (0: none)
-		int state = 0;
-		int mode = 0, di = 0, dj = 0, last_op = 0;
-		ku32 val = 0;  // this lane's window cell: direction byte, or (force << 8)
-		bool fresh = false;
+		int sh = 0;    // 6 x the state (ksw_backtrack's, 0 at the start cell)
+		int last_op = 0;
 		while (i >= 0 && j >= 0) {
-			int l = fresh ? tb_lane(mode, di, dj) : 32;
-			if (l == 32) {  // a new window at (i, j), shaped by the last move
-				mode = last_op == 0 ? 0 : last_op == 2 ? 1 : 2;
-				int a, b;
-				if (mode == 0) a = lane / 3 + (lane % 3 == 1), b = lane / 3 + (lane % 3 == 2);
-				else if (mode == 1) a = lane, b = 0;
-				else a = 0, b = lane;
-				const int ci = i - a, cj = j - b;
-				val = 0;
-				if (ci >= 0 && cj >= 0 && fbk) {  // a full-band job (dp_fb): no cell is forced; its
-					// byte holds 4 - state in bits 0-2 and ksw2's bits 0x08..0x40 at 0x10..0x80
-					val = P[fb_addr(ci, cj, qlen, tlen, fbk)];
-					val = (val >> 1 & 0x78u) | (4 - (val & 7u));
-				} else if (ci >= 0 && cj >= 0) {
-					const int rr = ci + cj;
-					const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;
-					int force = 0;
-					if (ci < st) force = 2;
-					if (ci > en) force = 1;
-					val = force ? (ku32)force << 8 : (ku32)P[(ki64)DO[rr] * 16 + (ci - st)];
+			// a new window at (i, j), shaped by the last move
+			const int mode = last_op == 0 ? 0 : last_op == 2 ? 1 : 2;
+			int a, b;
+			if (mode == 0) a = lane / 3 + (lane % 3 == 1), b = lane / 3 + (lane % 3 == 2);
+			else if (mode == 1) a = lane, b = 0;
+			else a = 0, b = lane;
+			const int ci = i - a, cj = j - b;
+			ku32 val = 0;  // this lane's window cell: direction byte, or (force << 8)
+			if (ci >= 0 && cj >= 0 && fbk) {  // a full-band job (dp_fb): no cell is forced; its
+				// byte holds 4 - state in bits 0-2 and ksw2's bits 0x08..0x40 at 0x10..0x80
+				val = P[fb_addr(ci, cj, qlen, tlen, fbk)];
+				val = (val >> 1 & 0x78u) | (4 - (val & 7u));
+			} else if (ci >= 0 && cj >= 0) {
+				const int rr = ci + cj;
+				const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;
+				int force = 0;
+				if (ci < st) force = 2;
+				if (ci > en) force = 1;
+				val = force ? (ku32)force << 8 : (ku32)P[(ki64)DO[rr] * 16 + (ci - st)];
+			}
+			const ku32 nxt = tb_next(val), hop = tb_hop(mode, lane);
+			int l = 0;
+			do {  // the window's cells along the path, from lane 0
+				const ku32 tn = __shfl_sync(KSW_FULL_MASK, nxt, l), th = __shfl_sync(KSW_FULL_MASK, hop, l);
+				sh = (int)(tn >> sh & 63u);
+				l = (int)(th >> sh & 63u);
+				const ku32 op = TB_OPS >> sh & 3u;
+				i -= op != 1u, j -= op != 2u;
+				last_op = (int)op;
+				if (cur != 0 && (cur & 0xf) == op) cur += 1u << 4;
+				else {
+					if (cur != 0) { if (lane == 0) C[n] = cur; ++n; }
+					cur = 1u << 4 | op;
 				}
-				di = dj = 0, l = 0, fresh = true;
-			}
-			const ku32 v = __shfl_sync(KSW_FULL_MASK, val, l);
-			const ku32 tmp = v & 0xff;
-			const int force = (int)(v >> 8);
-			if (state == 0) state = tmp & 7;
-			else if (!(tmp >> (state + 2) & 1)) state = 0;
-			if (state == 0) state = tmp & 7;
-			if (force) state = force;
-			ku32 op;
-			if (state == 0) op = 0, --i, --j, ++di, ++dj;
-			else if (state == 1 || state == 3) op = 2, --i, ++di;
-			else op = 1, --j, ++dj;
-			last_op = (int)op;
-			if (cur != 0 && (cur & 0xf) == op) cur += 1u << 4;
-			else {
-				if (cur != 0) { if (lane == 0) C[n] = cur; ++n; }
-				cur = 1u << 4 | op;
-			}
+			} while (l < 32 && i >= 0 && j >= 0);
 		}
 		if (i >= 0) {
 			if (cur != 0 && (cur & 0xf) == 2) cur += (ku32)(i + 1) << 4;
@@ -1843,7 +1857,9 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 // With fb on, a job whose band covers the matrix and whose flags are APPROX_MAX (and REV_CIGAR)
 // takes ksw_extd2_dp_fb<K> instead, K of FB_KS as qlen needs (class KSW_FB_CLS + its index), or
 // ksw_extd2_dp_fbp (K = KSW_FBP_K, a block per pass; tot[3]: the most passes) when it is big and
-// takes several passes of K = 16 (+ KSW_FB_NK), or with fb & 2 ksw_extd2_dp_fbh16 (KSW_FBH_CLS)
+// takes several passes of K = 16 (+ KSW_FB_NK), or when it has fbp_rows target rows or more (0:
+// none) and cannot take the two-jobs-per-lane form (its latency is its rows times a step, and a lone
+// warp of a throughput class gets a small share of its SM), or with fb & 2 ksw_extd2_dp_fbh16 (KSW_FBH_CLS)
 // when it is not big and has at most 256 columns; its sizes become that
 // kernel's (direction layout of fb_addr, no anti-diagonal offsets, pass buffers of 16 bytes per
 // row in the ring arena when it takes several passes) and tot[2] follows. Such a job of one pass
@@ -1855,7 +1871,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* __restrict__ sz, int* __restrict__ o32,
 																  unsigned long long* __restrict__ tot,
 																  double big_share, int lfloor, int reg_lg, int fb,
-																  int wide_lg, ki64* __restrict__ key)
+																  int wide_lg, int fbp_rows, ki64* __restrict__ key)
 {
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
 	if (k >= m) return;
@@ -1880,11 +1896,13 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			while (ki < KSW_FB_NK - 1 && 32 * FB_KS[ki] < ql) ++ki;
 			// a big job of several passes: a block per pass of KSW_FBP_K columns per lane (a short
 			// step: the pipeline's time is its rows times the step's latency)
-			const bool pipe = big && 32 * FB_KS[ki] < ql;
+			// or a long one over the 16-bit bound (rows of a single warp otherwise)
+			const bool fits16 = ql <= 32 * FB_KS[ki] && ql + tl <= (fb >> 8);
+			const bool pipe = (big && 32 * FB_KS[ki] < ql) || (fbp_rows > 0 && tl >= fbp_rows && !fits16);
 			// (fb & 2) a job of at most 16 x 16 columns that is not big: 16 lanes of 16 (two jobs per
 			// warp; fewer steps per job but longer ones: a big job's latency would grow)
-			const bool half = (fb & 2) && ql <= 16 * 16 && !big;
-			const bool x2 = !big && !pipe && ql <= 32 * FB_KS[ki] && ql + tl <= (fb >> 8);
+			const bool half = (fb & 2) && ql <= 16 * 16 && !big && !pipe;
+			const bool x2 = !big && !pipe && fits16;
 			int kh = 16;  // half: 16 columns per lane, or with x2 the fewest of 13..16 that cover the query
 			while (x2 && kh > KSW_FBH2_K0 && 16 * (kh - 1) >= ql) --kh;
 			const int NL = half ? 16 : 32, K = pipe ? KSW_FBP_K : half ? kh : FB_KS[ki], W = NL * K;
