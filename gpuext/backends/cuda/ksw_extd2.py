@@ -271,7 +271,7 @@ def _class_key(c: int) -> tuple:
     if c >= KSW_FB2_CLS:
         return "fb2", FB_K[c - KSW_FB2_CLS]
     if c == KSW_FB_CLS + len(FB_K):
-        return "fbp", FBP_K
+        return "fbp", _fbp_k()
     if c == KSW_FBH_CLS:
         return "fbh", 16
     if c >= KSW_FB_CLS:
@@ -526,17 +526,13 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         fn = mod.get_function(_reg_kernel_name(*shapes[L], key[2]))
                         tpb, shm = REG_THREADS, 0
                         jobs_per_block = REG_THREADS // shapes[L][0]
-                    elif nw == "fb":   # a warp per job, L = K columns per lane
-                        fn = mod.get_function(f"ksw_extd2_dp_fb{L}")
-                        tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32 * FB_JOBS_PER_WARP[nw]
                     elif nw == "fbp":   # a block (one warp) per pass of each job
                         fn = mod.get_function("ksw_extd2_dp_fbp")
                         tpb, shm, jobs_per_block = 32, 0, 1
-                    elif nw == "fbh":   # 16 lanes per job, two jobs per warp
-                        fn = mod.get_function("ksw_extd2_dp_fbh16")
-                        tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32 * FB_JOBS_PER_WARP[nw]
-                    elif nw in ("fb2", "fbh2"):   # fb / fbh with two jobs per lane (16-bit halves)
-                        fn = mod.get_function(f"ksw_extd2_dp_fb{L}x2" if nw == "fb2" else f"ksw_extd2_dp_fbh{L}x2")
+                    elif nw in FB_JOBS_PER_WARP:   # L = K columns per lane: a warp per job (fb), 16 lanes per
+                        # job (fbh), and the same two jobs per lane in 16-bit halves (fb2, fbh2)
+                        fn = mod.get_function({"fb": f"ksw_extd2_dp_fb{L}", "fbh": "ksw_extd2_dp_fbh16",
+                                               "fb2": f"ksw_extd2_dp_fb{L}x2", "fbh2": f"ksw_extd2_dp_fbh{L}x2"}[nw])
                         tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32 * FB_JOBS_PER_WARP[nw]
                     else:
                         fn = k_dp[(nw, smem)]

@@ -1902,7 +1902,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			// (fb & 2) a job of at most 16 x 16 columns that is not big: 16 lanes of 16 (two jobs per
 			// warp; fewer steps per job but longer ones: a big job's latency would grow)
 			const bool half = (fb & 2) && ql <= 16 * 16 && !big && !pipe;
-			const bool x2 = !big && !pipe && fits16;
+			const bool x2 = !big && fits16;  // (not pipe: a job that is not big takes it only when it does not fit)
 			int kh = 16;  // half: 16 columns per lane, or with x2 the fewest of 13..16 that cover the query
 			while (x2 && kh > KSW_FBH2_K0 && 16 * (kh - 1) >= ql) --kh;
 			const int NL = half ? 16 : 32, K = pipe ? KSW_FBP_K : half ? kh : FB_KS[ki], W = NL * K;
