@@ -255,6 +255,17 @@ def _fbp_k() -> int:
     return k if k in FB_K else FBP_K
 
 
+def _dev_defines() -> dict[str, str]:
+    """Kernel #defines from $GPUEXT_KSW_DEFINES ("NAME=value,NAME2=value"), for A/B timing of
+    kernel variants (e.g. FBH2_MIN_BLOCKS=5; KSW_SKIP_TB=1 times the DP without the backtracks and
+    leaves the CIGARs empty)."""
+    out = {}
+    for item in filter(None, (x.strip() for x in os.environ.get("GPUEXT_KSW_DEFINES", "").split(","))):
+        name, _, value = item.partition("=")
+        out[name.strip()] = value.strip() or "1"
+    return out
+
+
 def _pairs() -> bool:
     """The middle team computes its exact jobs two anti-diagonals per round (`ksw_extd2_dp_w8p_smem`:
     one pair of barriers and one round of bookkeeping per two anti-diagonals, the bytes of the first
@@ -386,6 +397,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     fbp_k = _fbp_k()
     if fbp_k != FBP_K:
         defines["KSW_FBP_K"] = fbp_k
+    defines.update(_dev_defines())
     mod = load_module("ksw_extd2.cu", defines)
     k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
             for nw in (1, 4, 8, 16) for sm in (True, False)}

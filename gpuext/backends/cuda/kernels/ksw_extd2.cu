@@ -1435,6 +1435,12 @@ __device__ __forceinline__ ku32 prmt_s(ku32 a, ku32 b, ku32 s)
 #endif
 }
 
+// a compile-time bool as a type (a generic lambda's two instances)
+template <bool B>
+struct kbool {
+	static constexpr bool value = B;
+};
+
 // x >> 16, computed where it is used: the compiler otherwise keeps the K shifted selectors of a
 // lane in registers across the row loop, K registers more than dp_fb2 has
 __device__ __forceinline__ ku32 hi16(ku32 x)
@@ -1516,65 +1522,82 @@ __device__ __forceinline__ void dp_fb2(const int* __restrict__ jlist, int n_list
 	// selectors of column j: A's (bits 0-15) puts its sign-extended score into the low halfword, B's
 	// (bits 16-31) into the high one (prmt reads bits 0-15 of its selector)
 	ku32 Hup[K], Ee[K], Ee2[K], qs[K];
+	bool nq = false;
 #pragma unroll
 	for (int c = 0; c < K; ++c) {
 		const int j = j0 + c, h = boundary_h(j, qe, e, e2, long_thres, long_diff);
 		Hup[c] = pair16(8 * h), Ee[c] = pair16(8 * (h - qe) + 3), Ee2[c] = pair16(8 * (h - qe2) + 1);
 		const ku32 a = j < qla ? Qa[j] : 0u, b = j < qlb ? Qb[j] : 0u;
 		qs[c] = (0x5500u | (a | 8u) << 4 | a) | (0x0055u | b << 8 | (b | 8u) << 12) << 16;
+		nq |= (a | b) > 3u;
+	}
+	// no N in the warp's queries (the usual case): one selector per column takes both jobs' scores
+	// from the two target rows at once, A's from row A (bytes 0-3) into the low halfword and B's from
+	// row B (bytes 4-7) into the high one, each sign-extended; an N needs SC_HI, so a warp with one
+	// keeps a selector per job (the rows are ksw2's for any target base, N included)
+	const bool qn = __any_sync(KSW_FULL_MASK, nq);
+	if (!qn) {
+#pragma unroll
+		for (int c = 0; c < K; ++c) qs[c] = (qs[c] & 0xffu) | ((qs[c] >> 16 & 0xff00u) + 0x4400u);
 	}
 	ku32 hdiag = pair16(8 * boundary_h(j0 - 1, qe, e, e2, long_thres, long_diff));
 	ku32 oh = 0, of = 0, of2 = 0;
+	const int cqa = qla - 1 - j0, cqb = qlb - 1 - j0;  // the column of the last query base, if this lane's
 	int hb = 0;
 	ku8 *__restrict__ Pa = dir + dir_off[ja] + (ki64)sl * fb_kp(K), *__restrict__ Pb = dir + dir_off[jb] + (ki64)sl * fb_kp(K);
-	for (int s = 0; s < nstep; ++s, Pa += laa * fb_kp(K), Pb += lab * fb_kp(K)) {
-		const int i = s - sl;
-		ku32 hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1, NL);
-		ku32 fl = __shfl_up_sync(KSW_FULL_MASK, of, 1, NL), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1, NL);
-		if (!live || i < 0 || i >= tl) continue;
-		if (sl == 0) {
-			hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
-			hl = pair16(8 * hb), fl = pair16(8 * (hb - qe) + 2), f2l = pair16(8 * (hb - qe2));
-		}
-		const ku32 ta = i < tla ? Ta[i] : 0u, tb = i < tlb ? Tb[i] : 0u;
-		const ku32 rowa = fb_score_row(ta, SC_MIS4, SC_MCH4, SC_N4), rowb = fb_score_row(tb, SC_MIS4, SC_MCH4, SC_N4);
-		ku32 hd = hdiag, F = fl, F2 = f2l;
-		ku32 pw[K], dwa[(K + 3) / 4], dwb[(K + 3) / 4];
+	auto rows = [&](auto qn_t) {
+		constexpr bool QN = decltype(qn_t)::value;
+		for (int s = 0; s < nstep; ++s, Pa += laa * fb_kp(K), Pb += lab * fb_kp(K)) {
+			const int i = s - sl;
+			ku32 hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1, NL);
+			ku32 fl = __shfl_up_sync(KSW_FULL_MASK, of, 1, NL), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1, NL);
+			if (!live || i < 0 || i >= tl) continue;
+			if (sl == 0) {
+				hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
+				hl = pair16(8 * hb), fl = pair16(8 * (hb - qe) + 2), f2l = pair16(8 * (hb - qe2));
+			}
+			const ku32 ta = i < tla ? Ta[i] : 0u, tb = i < tlb ? Tb[i] : 0u;
+			const ku32 rowa = fb_score_row(ta, SC_MIS4, SC_MCH4, SC_N4), rowb = fb_score_row(tb, SC_MIS4, SC_MCH4, SC_N4);
+			ku32 hd = hdiag, F = fl, F2 = f2l;
+			ku32 pw[K], dwa[(K + 3) / 4], dwb[(K + 3) / 4];
 #pragma unroll
-		for (int c = 0; c < K; ++c) {
-			const ku32 E = Ee[c], E2 = Ee2[c];
-			const ku32 sc = prmt_s(rowa, SC_HI, qs[c]) | prmt_s(rowb, SC_HI, hi16(qs[c]));
-			const ku32 m = __vimax3_s16x2(__vimax3_s16x2(__vadd2(hd, sc), E, E2), F, F2);
-			const ku32 z = __viaddmin_s16x2(hd, mc7, m) & 0xfff8fff8u;  // 8 H, clamped (§1.6)
-			const ku32 zE = __vadd2(z, ce1), zE2 = __vadd2(z, ce2), zF = __vadd2(z, cf1), zF2 = __vadd2(z, cf2);
-			const ku32 En = __viaddmax_s16x2(E, ne8, zE), E2n = __viaddmax_s16x2(E2, ne28, zE2);
-			const ku32 Fn = __viaddmax_s16x2(F, ne8, zF), F2n = __viaddmax_s16x2(F2, ne28, zF2);
-			pw[c] = fb2_dirs(__vsub2(zE, En), __vsub2(zF, Fn), __vsub2(zE2, E2n), __vsub2(zF2, F2n), m);
-			Ee[c] = En, Ee2[c] = E2n, F = Fn, F2 = F2n;
-			hd = Hup[c], Hup[c] = z;
-			const int n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;
-			if ((c & 3) == n - 1) {
-				if (n == 4) fb2_gather<4>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-				else if (n == 3) fb2_gather<3>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-				else if (n == 2) fb2_gather<2>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-				else fb2_gather<1>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+			for (int c = 0; c < K; ++c) {
+				const ku32 E = Ee[c], E2 = Ee2[c];
+				const ku32 sc = QN ? prmt_s(rowa, SC_HI, qs[c]) | prmt_s(rowb, SC_HI, hi16(qs[c])) : prmt_s(rowa, rowb, qs[c]);
+				const ku32 m = __vimax3_s16x2(__vimax3_s16x2(__vadd2(hd, sc), E, E2), F, F2);
+				const ku32 z = __viaddmin_s16x2(hd, mc7, m) & 0xfff8fff8u;  // 8 H, clamped (§1.6)
+				const ku32 zE = __vadd2(z, ce1), zE2 = __vadd2(z, ce2), zF = __vadd2(z, cf1), zF2 = __vadd2(z, cf2);
+				const ku32 En = __viaddmax_s16x2(E, ne8, zE), E2n = __viaddmax_s16x2(E2, ne28, zE2);
+				const ku32 Fn = __viaddmax_s16x2(F, ne8, zF), F2n = __viaddmax_s16x2(F2, ne28, zF2);
+				pw[c] = fb2_dirs(__vsub2(zE, En), __vsub2(zF, Fn), __vsub2(zE2, E2n), __vsub2(zF2, F2n), m);
+				Ee[c] = En, Ee2[c] = E2n, F = Fn, F2 = F2n;
+				hd = Hup[c], Hup[c] = z;
+				const int n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;
+				if ((c & 3) == n - 1) {
+					if (n == 4) fb2_gather<4>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+					else if (n == 3) fb2_gather<3>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+					else if (n == 2) fb2_gather<2>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+					else fb2_gather<1>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+				}
+			}
+			if (sl < laa && i < tla) fb_store<K>(Pa, dwa);
+			if (sl < lab && i < tlb) fb_store<K>(Pb, dwb);
+			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
+			// the score, H(tlen-1, qlen-1), from the lane of the last column on the last row
+			if (i == tla - 1 && (unsigned)cqa < (unsigned)K) {
+#pragma unroll
+				for (int c = 0; c < K; ++c)
+					if (c == cqa) res[RF_SCORE * n_res + ja] = (int)(short)(Hup[c] & 0xffffu) >> 3;
+			}
+			if (i == tlb - 1 && (unsigned)cqb < (unsigned)K) {
+#pragma unroll
+				for (int c = 0; c < K; ++c)
+					if (c == cqb) res[RF_SCORE * n_res + jb] = (int)Hup[c] >> 19;
 			}
 		}
-		if (sl < laa && i < tla) fb_store<K>(Pa, dwa);
-		if (sl < lab && i < tlb) fb_store<K>(Pb, dwb);
-		hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
-		// the score, H(tlen-1, qlen-1), from the lane of the last column on the last row
-		if (i == tla - 1 && (unsigned)(qla - 1 - j0) < (unsigned)K) {
-#pragma unroll
-			for (int c = 0; c < K; ++c)
-				if (j0 + c == qla - 1) res[RF_SCORE * n_res + ja] = (int)(short)(Hup[c] & 0xffffu) >> 3;
-		}
-		if (i == tlb - 1 && (unsigned)(qlb - 1 - j0) < (unsigned)K) {
-#pragma unroll
-			for (int c = 0; c < K; ++c)
-				if (j0 + c == qlb - 1) res[RF_SCORE * n_res + jb] = (int)Hup[c] >> 19;
-		}
-	}
+	};
+	if (qn) rows(kbool<true>{});
+	else rows(kbool<false>{});
 #pragma unroll 1
 	for (int h = 0; h < 64 / NL; ++h) {  // the warp's jobs one after another
 		const int jh = __shfl_sync(KSW_FULL_MASK, h & 1 ? jb : ja, (h >> 1) * NL);
@@ -1600,8 +1623,11 @@ KSW_DP_FB2(8)
 KSW_DP_FB2(10)
 KSW_DP_FB2(12)
 KSW_DP_FB2(16)
+#ifndef FBH2_MIN_BLOCKS
+#define FBH2_MIN_BLOCKS FB_MIN_BLOCKS_16
+#endif
 #define KSW_DP_FBH2(K)                                                                               \
-	extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_16) ksw_extd2_dp_fbh##K##x2(KSW_FB_PARAMS) \
+	extern "C" __global__ void __launch_bounds__(128, FBH2_MIN_BLOCKS) ksw_extd2_dp_fbh##K##x2(KSW_FB_PARAMS) \
 	{                                                                                                   \
 		dp_fb2<K, 16>(KSW_FB2_ARGS);                                                                    \
 	}
@@ -1663,6 +1689,10 @@ __device__ __forceinline__ void tb_job(
 	const ku32* doff, const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
 	int* __restrict__ res, int n_res, int fbk)
 {
+#ifdef KSW_SKIP_TB  // timing only (the CIGARs are then wrong): what the backtracks cost
+	if (lane == 0) ncig[jid] = 0;
+	return;
+#endif
 	const int qlen = qlenv[jid], tlen = tlenv[jid], w = full_w(wv[jid], qlen, tlen), flag = flv[jid];
 	int n = 0;
 	if (flag & KSW_EZ_SCORE_ONLY) { if (lane == 0) ncig[jid] = 0; return; }
