@@ -119,6 +119,8 @@ static inline unsigned __vcmpeq4(unsigned a, unsigned b)
 template <class T, class U> static inline T atomicAdd(T *p, U v) { T o = *p; *p = (T)(o + (T)v); return o; }
 template <class T, class U> static inline T atomicMax(T *p, U v) { T o = *p; if ((T)v > o) *p = (T)v; return o; }
 static inline void __threadfence() {}
+static inline void __nanosleep(unsigned) {}  // a spin-wait's pause (blocks run in order: producers are done)
+template <class T> static inline T __ldcg(const T *p) { return *p; }
 
 // __ldg is checked against the buffers of the launch's array arguments (a read past a job's
 // sequence or record is a bug the GPU would hide)

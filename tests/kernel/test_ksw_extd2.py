@@ -308,6 +308,24 @@ def test_warp_teams_match_ksw2(monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kc,preset,transition", [(1, "map-hifi", 0), (2, "map-ont", 0), (1, "map-ont", 2)])
+def test_ring_pipeline_matches_ksw2(kc, preset, transition, monkeypatch):
+    """With GPUEXT_KSW_RP=KC the exact jobs that would get a team run in the ring pipeline (a warp per
+    chunk of 128 KC target slots, chunks on different SMs handing records up through global memory):
+    band-limited and full-band, Z-dropped or not, GENERIC_SC, all match ksw2."""
+    from gpuext.backends.cuda import ksw_extd2
+
+    monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)
+    monkeypatch.setenv("GPUEXT_KSW_RP", str(kc))
+    rng = np.random.default_rng([SEED, 29, kc, transition])
+    batch = random_jobs(rng, preset, 400, max_len=12000, transition=transition)
+    ref, got = _run_both(batch)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
+    assert ksw_extd2.last_stats["jobs_per_team_size"]["rp"] > 0
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_full_band_kernels_match_ksw2(preset, monkeypatch):
     """APPROX_MAX jobs whose band covers the matrix (first-pass gap fills) run in the clean-DP

@@ -14,7 +14,8 @@ the register kernels off (GPUEXT_KSW_REG=0); the full-band kernels, a warp per j
 pass of a big job, and two jobs per lane in 16-bit halves (fixed and fresh seed); GENERIC_SC with a transition matrix; tiny jobs and
 bands; warp teams of 8 and 16 (BIG_JOB_SHARE 0), and of 4 (GPUEXT_KSW_TEAM_MID=4); rings in global memory (jobs over 16 kb that Z-drop
 ends early) on 16 warps and on one; the one-warp kernel's other block sizes (GPUEXT_KSW_W1_BLOCKS); a
-subset with empty sequences cut into many chunks; teams, one-warp and pass-pipeline kernels with the
+subset with empty sequences cut into many chunks; the ring pipeline (GPUEXT_KSW_RP) on band-limited
+extensions and on 16-warp and global-ring-sized jobs; teams, one-warp and pass-pipeline kernels with the
 threads of a block taking turns in reverse order (a race between barriers changes the result in one of
 the two orders). Each case also names the DP kernels that must have run. tests/kernel/test_ksw_extd2.py makes the same comparison on a GPU.
 """
@@ -98,6 +99,17 @@ CASES = {
                              "47", "--big-share", "0", "--expect", "w8_smem"], {"GPUEXT_KSW_PAIRS": "0"}),
     "teams-w4": (["--presets", "map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--long", "2", "3200",
                   "--big-share", "0", "--expect", "w4_smem,w16_smem"], {"GPUEXT_KSW_TEAM_MID": "4"}),
+    # the ring pipeline (GPUEXT_KSW_RP): the middle team's band-limited extensions, in both thread
+    # orders and with GENERIC_SC, and the 16-warp full-band exact jobs, also of global-memory ring size
+    "ring-pipeline-bands": (["--presets", "map-ont,map-hifi,asm5", "--jobs", "4", "--bands", "14", "--seed", "53",
+                             "--big-share", "0", "--expect", "rp1"], {"GPUEXT_KSW_RP": "1"}),
+    "ring-pipeline-fresh-reversed": (["--presets", "map-ont", "--transition", "2", "--jobs", "4", "--bands", "14",
+                                      "--seed", str(FRESH), "--big-share", "0", "--expect", "rp2"],
+                                     {"GPUEXT_KSW_RP": "2", "GX_EMU_REVERSE": "1"}),
+    "ring-pipeline-long": (["--presets", "map-hifi,sr", "--jobs", "30", "--max-len", "2000", "--edges", "--long", "2",
+                            "3200", "--big-share", "0", "--expect", "rp1"], {"GPUEXT_KSW_RP": "1"}),
+    "ring-pipeline-gmem": (["--presets", "map-ont", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",
+                            "--expect", "rp2"], {"GPUEXT_KSW_RP": "2"}),
     "gmem-w16": (["--presets", "map-ont", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",
                   "--expect", "w16_gmem"], {}),
     "gmem-w1": (["--presets", "map-hifi", "--jobs", "20", "--max-len", "500", "--long", "2", "16400",

@@ -29,7 +29,8 @@ Work plan of one `run` (the host never loops over the jobs):
    warp per job, or a middle team (8 warps, `_mid_team`; its exact jobs two anti-diagonals per round,
    `ksw_extd2_dp_w8p_smem`, `_pairs`) or 16 warps for the few jobs large enough
    to be the critical path (the middle team also for rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
-   global memory. Every DP kernel ends with its jobs' backtrack (a warp per job), so that a class
+   global memory; with $GPUEXT_KSW_RP the teams' exact jobs run in the ring pipeline instead
+   (`ksw_extd2_dp_rp<KC>`, a warp per chunk of target slots, `_rp_kc`; off by default). Every DP kernel ends with its jobs' backtrack (a warp per job), so that a class
    is one launch and nothing on a stream waits for another kernel; then the CIGAR packing
    (`ksw_extd2_pack`) on the main stream and one read-back (into pinned memory) of the result fields
    with the CIGAR lengths, then the CIGARs.
@@ -77,8 +78,11 @@ KSW_FB2_CLS = KSW_FBH_CLS + 1   # ksw_extd2_dp_fb<K>x2 (K = FB_K[c - KSW_FB2_CLS
 FBH2_K = (13, 14, 15, 16)       # columns per lane of ksw_extd2_dp_fbh<K>x2 (16 lanes per job)
 FB_THREADS = 128           # threads per block of the full-band kernels
 FB_JOBS_PER_WARP = {"fb": 1, "fbp": 1, "fbh": 2, "fb2": 2, "fbh2": 4}   # (fbp: a warp per pass)
-KSW_NCLS = 61              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
-                           # 11 full-band two per lane, + jobs not run
+KSW_RP_CLS = 60            # ksw_extd2_dp_rp<KC>: the ring pipeline (exact jobs that would get a team)
+RP_KC = 0                  # its words per lane (chunks of 128 KC target slots), 0: off, the teams keep
+                           # those jobs ($GPUEXT_KSW_RP=1|2 turns it on: performance.md, 2026-11-23 fifth session)
+KSW_NCLS = 62              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
+                           # 11 full-band two per lane, the ring pipeline, + jobs not run
 # register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
 # smallest G that fits with K <= 8 (fewest lanes idle, the per-anti-diagonal work shared by 32/G
 # jobs); $GPUEXT_KSW_REG_SHAPES overrides entries (e.g. "8:16x4,9:32x4") for timing
@@ -273,10 +277,23 @@ def _pairs() -> bool:
     return os.environ.get("GPUEXT_KSW_PAIRS", "").strip() != "0"
 
 
+def _rp_kc() -> int:
+    """Words per lane of the ring pipeline (`ksw_extd2_dp_rp<KC>`, chunks of 128 KC target slots, a
+    warp each), which takes the exact jobs that would get a warp team: $GPUEXT_KSW_RP, 1 or 2, or 0 (the
+    default, RP_KC: the teams keep them). On the H100 the 10k simulated set was 4-5% faster with KC 2
+    in one call and slower in two others, and the real E. coli set 15-20% slower in every call: its
+    lone warps share their SMs' issue slots with the throughput classes, and a band-limited
+    extension's anti-diagonal is the chain of one word's cells either way (about 1.4 us)."""
+    k = _env_int("GPUEXT_KSW_RP", RP_KC)
+    return k if k in (0, 1, 2) else RP_KC
+
+
 def _class_key(c: int) -> tuple:
     """(warps per job, ring lg or -1 for a ring in global memory) of launch class c; for a
     register class ("reg", ring lg, exact); for a full-band class ("fb", "fbp", "fbh", "fb2" or
-    "fbh2", K)."""
+    "fbh2", K); for the ring pipeline ("rp", KC)."""
+    if c == KSW_RP_CLS:
+        return "rp", _rp_kc()
     if c >= KSW_FB2_CLS + len(FB_K):
         return "fbh2", FBH2_K[c - KSW_FB2_CLS - len(FB_K)]
     if c >= KSW_FB2_CLS:
@@ -301,6 +318,8 @@ def _launch_rank_of_kind(key: tuple) -> tuple[int, int]:
     (with the pass pipeline first, the real E. coli set's teams ran 26% slower). $GPUEXT_KSW_PRIO=0:
     class order, default priority (for A/B timing)."""
     kind, L = key[0], key[1]
+    if kind == "rp":
+        return 2, 0
     if _is_team(kind):
         return 2, 0 if kind == 16 else 1
     if kind == "fbp":
@@ -326,6 +345,8 @@ def _class_warps(key: tuple, n: int, shapes: dict) -> float:
     kind = key[0]
     if kind == "reg":
         return n * shapes[key[1]][0] / 32
+    if kind == "rp":   # about a band's chunks at a time
+        return n * 8
     if kind in FB_JOBS_PER_WARP:
         return n / FB_JOBS_PER_WARP[kind]
     return n * (kind if isinstance(kind, int) else 1)
@@ -338,7 +359,7 @@ def _launch_rank(key: tuple, warps: float | None = None) -> tuple[int, int]:
     ms, when their blocks waited behind the two-per-warp class's thousands)."""
     r = _launch_rank_of_kind(key)
     few = _env_int("GPUEXT_KSW_FEW", FEW_WARPS)   # (0: off, for A/B timing)
-    if warps is not None and warps <= few and not _is_team(key[0]) and key[0] != "fbp":
+    if warps is not None and warps <= few and not _is_team(key[0]) and key[0] not in ("fbp", "rp"):
         return max(r[0], 1), min(r[1], 5)
     return r
 
@@ -409,6 +430,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
     k_plan, k_class, k_off = (mod.get_function(f"ksw_extd2_{x}") for x in ("plan", "class", "offsets"))
+    k_rpc, k_rpo = (mod.get_function(f"ksw_extd2_rp_{x}") for x in ("chunks", "order"))
+    rp_kc = _rp_kc()
     fb = _fb_on(q, e, q2, e2, mat)
     # $GPUEXT_KSW_SERIAL=1: every class on the main stream, one after another, so that last_stats
     # has each class's time alone (a diagnostic: the classes normally run side by side)
@@ -439,14 +462,14 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             d64 = cupy.empty((6, m), i64)    # qst tst dir_off doff_off cig_off ring_off
             d_sz = cupy.empty((6, m), i64)   # need dir_bytes n_doff n_cig ring_bytes cells
             d_res = cupy.empty((11, m), i32)  # the ksw_extz_t fields (FIELDS order), CIGAR length
-            d_tot = cupy.zeros(4, np.uint64)  # live cells, live jobs, their device bytes, most passes (fbp)
+            d_tot = cupy.zeros(5, np.uint64)  # live cells, live jobs, their device bytes, most passes (fbp), rp chunks
             d_key = cupy.empty(m, i64)
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
                                   d_sz, d_res, d_tot))
             k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
                                    i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)),
-                                   i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), d_key))
+                                   i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), i32(rp_kc), d_key))
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
@@ -478,6 +501,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         lst32, summ = plan_chunk(None)
         stats["t_plan"] = time.perf_counter() - t0
         nlive, need_all, max_pass = int(summ[KSW_NCLS + 5]), int(summ[KSW_NCLS + 6]), int(summ[KSW_NCLS + 7])
+        rp_ids = int(summ[KSW_NCLS + 8])   # the ring pipeline's chunks over the call (a bound for each chunk of it)
         stats["jobs_gpu"] = nlive
         h_all = None
         chunk_out = []   # (ncig per job of the call, packed CIGARs in job order) per chunk
@@ -512,7 +536,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 cnt = summ[:KSW_NCLS - 1]
                 cum = summ[KSW_NCLS:KSW_NCLS + 4]
                 sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
-                for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbh", "fb2", "fbh2"):
+                for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbh", "fb2", "fbh2", "rp"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):
                     stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
@@ -540,6 +564,9 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         jobs_per_block = REG_THREADS // shapes[L][0]
                     elif nw == "fbp":   # a block (one warp) per pass of each job
                         fn = mod.get_function("ksw_extd2_dp_fbp")
+                        tpb, shm, jobs_per_block = 32, 0, 1
+                    elif nw == "rp":   # a block (one warp) per chunk of each job
+                        fn = mod.get_function(f"ksw_extd2_dp_rp{L}")
                         tpb, shm, jobs_per_block = 32, 0, 1
                     elif nw in FB_JOBS_PER_WARP:   # L = K columns per lane: a warp per job (fb), 16 lanes per
                         # job (fbh), and the same two jobs per lane in 16-bit halves (fb2, fbh2)
@@ -576,6 +603,19 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                             pend = cupy.cumsum(((d_qlen[d_sel] + (32 * fbp_k - 1)) // (32 * fbp_k)).astype(i64))
                             keep += [cupy.zeros(nblk, i32), pend]
                             args += (keep[-2], pend)
+                        elif nw == "rp":   # a block per chunk, ordered by its first anti-diagonal (a
+                            # chunk's producer, the chunk below, then comes first); progress counts and
+                            # stop flags
+                            nblk = rp_ids
+                            nch = cupy.empty(n, i64)
+                            k_rpc(((n + 255) // 256,), (256,), (i32(n), d_sel, d_qlen, d_tlen, d_w, i32(L), nch))
+                            cend = cupy.cumsum(nch)
+                            rkey = cupy.empty(nblk, i64)
+                            k_rpo(((nblk + 255) // 256,), (256,), (i32(nblk), i32(n), d_sel, d_qlen, d_tlen, d_w,
+                                                                     i32(L), cend, rkey))
+                            bmap = cupy.argsort(rkey).astype(i32)
+                            keep += [nch, cend, rkey, bmap, cupy.zeros(nblk + n, i32)]
+                            args += (cend, bmap, keep[-1])
                         fn((nblk,), (tpb,), args, shared_mem=shm)
                     if serial:   # the class's end event right after its kernel (the class alone)
                         ev.append(tail(st, ev_a, key, n))

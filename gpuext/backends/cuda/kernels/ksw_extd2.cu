@@ -68,6 +68,14 @@ __device__ __forceinline__ bool apply_zdrop(int H, int t, int q, int zdrop, int 
 	return false;
 }
 
+// the sum of a warp's values, in lane 0
+__device__ __forceinline__ ki64 warp_sum64(ki64 v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(KSW_FULL_MASK, v, o);
+	return v;
+}
+
 __device__ __forceinline__ ku32 rep4(int b) { return (ku32)(ku8)b * 0x01010101u; }
 
 // m ? a : b, per byte (m bytes are 0x00 or 0xff)
@@ -1082,6 +1090,365 @@ __device__ __forceinline__ void tb_warp(const int* __restrict__ jlist, int n_lis
 #endif
 KSW_REG_LIST
 
+// ---- the ring pipeline: big exact ring jobs in chunks of target slots, a warp each ------------
+// A job's slots t are cut into chunks of C = 128 KC (KC words of 4 slots per lane); chunk c (one
+// block of one warp) owns the slots [cC, cC + C) for good: word k of lane L is t0 = cC + 128 k + 4 L,
+// its ksw2 array bytes (u, y, y2, s, x, v, x2, the target bases) and H in registers, as in dp_reg
+// but without a window. The recurrence moves values only from slot t - 1 to t, and the band, the
+// score stores, the first-touch fills and the boundary cells depend on r alone, so a chunk walks its
+// anti-diagonals [rs(c), re(c)] (those whose aligned band or score store can reach it) on its own and
+// needs of chunk c - 1 only, per anti-diagonal r, one record: byte 3 of x, v, x2 and the H of slot
+// cC - 1 after r, and the exact maximum's (largest key, first word) over chunks <= c - 1 on r with
+// the H of st0 when chunk c - 1 or one below holds it. Chunk c runs r once chunk c - 1 has published
+// r: each chunk runs a few anti-diagonals behind the one below, on another SM, with no barrier (a
+// middle team of 8 warps paid two barriers and the books in every warp per anti-diagonal). The chunk
+// that holds en0 (the top) combines the keys and runs the books (mte, mqe, max, Z-drop, score); the
+// books move to chunk c + 1 with en0 through a per-chunk handover slot. On a Z-drop (or the band's
+// end) the top stores the result, raises the job's stop flag, which the others poll, and backtracks.
+// Chunks below the top may run past a Z-drop: what they compute there is never read (as ksw2's
+// arrays past the stop). Records: per chunk RP_LEN anti-diagonals (a bound of re - rs + 1) of
+// RP_REC ints in the job's ring arena, after nch handover slots of 8 ints; published RP_BATCH
+// anti-diagonals at a time (a fence, then the count of anti-diagonals done in prog).
+#ifndef RP_BATCH
+#define RP_BATCH 16  // a power of two, at most 16 (a batch's records are prefetched by lanes 0..RP_BATCH)
+#endif
+#define RP_REC 8
+
+// the first r in [0, n) with pred(r) true, for a pred false then true; n when none
+template <class F>
+__device__ __forceinline__ int rp_first(int n, F pred)
+{
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		const int mid = (lo + hi) >> 1;
+		if (pred(mid)) hi = mid;
+		else lo = mid + 1;
+	}
+	return lo;
+}
+// the last anti-diagonal ksw2 computes, its band not yet past the matrix (st0 > en0 is monotone in r)
+__device__ __forceinline__ int rp_rlast(int qlen, int tlen, int w)
+{
+	return rp_first(qlen + tlen - 1, [&](int r) { return band_st0(r, qlen, w) > band_en0(r, tlen, w); }) - 1;
+}
+// chunk c's first anti-diagonal: the first whose en0 + 15 (a bound of the aligned band's end and of
+// the score store's) reaches cC; its last: the last whose aligned band starts in or below the chunk
+__device__ __forceinline__ int rp_rs(int c, int C, int tlen, int w, int rlast)
+{
+	return rp_first(rlast + 1, [&](int r) { return band_en0(r, tlen, w) + 15 >= c * C; });
+}
+__device__ __forceinline__ int rp_re(int c, int C, int qlen, int w, int rlast)
+{
+	return rp_first(rlast + 1, [&](int r) { return (band_st0(r, qlen, w) & ~15) > c * C + C - 1; }) - 1;
+}
+// chunks of a job: those that en0(rlast) + 15 reaches
+__device__ __forceinline__ int rp_nch(int C, int tlen, int w, int rlast) { return (band_en0(rlast, tlen, w) + 15) / C + 1; }
+// a bound of re - rs + 1 for every chunk: rs >= max(cC - 15, 2cC - w - 30) (en0 <= r, (r + w) / 2),
+// re <= min(cC + C + 13 + qlen, 2(cC + C + 14) + w) (st0 >= r - qlen + 1, (r - w) / 2)
+__device__ __forceinline__ int rp_len(int C, int qlen, int tlen, int w)
+{
+	return min(qlen + tlen - 1, min(C + qlen + 32, 2 * C + 2 * w + 64));
+}
+
+// ksw_extd2_dp_rp<KC>'s body. cend: running total of the chunks of the jobs jlist[0..n_list) (the
+// job-major chunk ids); bmap: block -> chunk id, ordered by rs (a chunk's producer, chunk c - 1,
+// starts earlier, so it comes first: blocks start in index order); prog: per chunk id the
+// anti-diagonals published, then per job its stop flag (zeroed)
+template <int KC>
+__device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
+									  const ki64* __restrict__ qst, const int* __restrict__ qlenv,
+									  const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
+									  const int* __restrict__ tlenv, const int* __restrict__ wv,
+									  const int* __restrict__ zdv, const int* __restrict__ flv,
+									  const ki64* __restrict__ dir_off, ku8* dir, const ki64* __restrict__ doff_off,
+									  ku32* doff, const ki64* __restrict__ ring_off, ku8* ring_arena,
+									  const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
+									  int* __restrict__ res, int n_res, const int* __restrict__ ebv,
+									  const ki64* __restrict__ cig_off, ku32* __restrict__ cig,
+									  int* __restrict__ ncig, const ki64* __restrict__ cend,
+									  const int* __restrict__ bmap, int* prog)
+{
+	constexpr int C = 128 * KC;
+	const int lane = threadIdx.x & 31;
+	const int id = bmap[blockIdx.x];
+	const int kj = rp_first(n_list, [&](int i) { return cend[i] > (ki64)id; });
+	if (kj >= n_list) return;  // (a chunk id past the jobs of this chunk of the call)
+	const int c = id - (kj ? (int)cend[kj - 1] : 0);
+	const int jid = jlist[kj];
+	const int qlen = qlenv[jid], tlen = tlenv[jid];
+	const ku8* __restrict__ Q = qseq + qst[jid];
+	const ku8* __restrict__ T = tseq + tst[jid];
+	const int w = full_w(wv[jid], qlen, tlen), zdrop = zdv[jid], flag = flv[jid];
+	const bool right = (flag & KSW_EZ_RIGHT) != 0;
+	const bool generic = (flag & KSW_EZ_GENERIC_SC) != 0, with_cigar = !(flag & KSW_EZ_SCORE_ONLY);
+	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);
+	ku32* __restrict__ DO = doff + doff_off[jid];
+	const int rlast = rp_rlast(qlen, tlen, w), nch = rp_nch(C, tlen, w, rlast), L = rp_len(C, qlen, tlen, w);
+	const int rs = rp_rs(c, C, tlen, w, rlast), re = rp_re(c, C, qlen, w, rlast);
+	const int rsp = c ? rp_rs(c - 1, C, tlen, w, rlast) : 0, rep = c ? rp_re(c - 1, C, qlen, w, rlast) : -1;
+	int* const books = (int*)(ring_arena + ring_off[jid]);  // handover slots: books[8 c] for chunk c
+	int* const myrec = books + 8 * nch + (ki64)c * L * RP_REC - (ki64)rs * RP_REC;  // indexed by r
+	const int* const prec = books + 8 * nch + (ki64)(c - 1) * L * RP_REC - (ki64)rsp * RP_REC;
+	int* const stopf = prog + (int)cend[n_list - 1] + kj;
+	const bool has_next = c < nch - 1;
+	const int c0 = c * C;
+
+	KSW_SETUP_AND_RESET;
+	(void)H0, (void)last_H0_t;
+	ku32 U[KC], Y[KC], Y2[KC], S[KC], X[KC], V[KC], X2[KC], TW[KC];
+	int H[KC][4];
+#pragma unroll
+	for (int k = 0; k < KC; ++k) {
+		U[k] = Y[k] = Y2[k] = S[k] = X[k] = V[k] = X2[k] = TW[k] = 0;
+		H[k][0] = H[k][1] = H[k][2] = H[k][3] = KSW_NEG_INF;
+	}
+	hw = c0 >> 4;  // no block of this chunk was touched before rs (en0 + 15 < cC)
+	if (rs > 0) {
+		last_st = band_st0(rs - 1, qlen, w) & ~15, last_en = (band_en0(rs - 1, tlen, w) & ~15) + 15;
+		ki64 d = 0;  // the direction bytes of anti-diagonals [0, rs): each en - st + 1
+		for (int r2 = lane; r2 < rs; r2 += 32)
+			d += (ki64)((band_en0(r2, tlen, w) & ~15) + 16 - (band_st0(r2, qlen, w) & ~15));
+		dcur = __shfl_sync(KSW_FULL_MASK, warp_sum64(d), 0);
+	}
+	// chunk c - 1's records of anti-diagonals rb - 1 .. rb + RP_BATCH - 1 (lane i: rb - 1 + i)
+	int rpk = 0, rh = 0, rk = 0, rt = 0, rhs = 0, rb = rs;
+	bool was_top = false;
+	int r = rs;
+	bool done = false;
+	for (; r <= re; ++r) {
+		if (c > 0 && (r == rs || (r & (RP_BATCH - 1)) == 0)) {
+			// wait until chunk c - 1 has published this batch's anti-diagonals (up to its last), or the job stopped
+			const int need = min(min(r | (RP_BATCH - 1), re), rep) + 1;
+			int got = 0;
+			if (lane == 0) {
+				while ((got = *(volatile int*)&prog[id - 1]) < need && !*(volatile int*)stopf) __nanosleep(100);
+			}
+			got = __shfl_sync(KSW_FULL_MASK, got, 0);
+			if (got < need) return;  // the top stopped the job below this chunk
+			__threadfence();
+			rb = r;
+			const int ri = max(min(r - 1 + lane, rep), rsp);
+			if (lane <= RP_BATCH) {
+				const int4 a = __ldcg((const int4*)(prec + (ki64)ri * RP_REC));
+				const int b = __ldcg(prec + (ki64)ri * RP_REC + 4);
+				rpk = a.x, rh = a.y, rk = a.z, rt = a.w, rhs = b;
+			}
+		}
+		const int j = r - rb;  // lane j: chunk c - 1 after r - 1; lane j + 1: on r
+		const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
+		const int st = st0 & ~15, en = (en0 & ~15) + 15;
+		const int send = score_end(st0, en0, generic);
+		const int top = en > send ? en : send;
+		const int nb = (top >> 4) + 1;
+		ku32 ga = 0;  // groups with a slot in [st, top]
+		int t0[KC];
+#pragma unroll
+		for (int k = 0; k < KC; ++k) {
+			t0[k] = c0 + 128 * k + 4 * lane;
+			if (c0 + 128 * k + 127 >= st && c0 + 128 * k <= top) ga |= 1u << k;
+		}
+		if (nb > hw) {  // first touch of blocks [hw, nb)
+#pragma unroll
+			for (int k = 0; k < KC; ++k) {
+				const int t = t0[k];
+				if (t >= hw * 16 && t < nb * 16) {
+					U[k] = Y[k] = X[k] = V[k] = FILL1, Y2[k] = X2[k] = FILL2, S[k] = 0;
+					const int n = tlen - t;
+					TW[k] = n > 0 ? ldu4(T + t) & (n >= 4 ? 0xffffffffu : (1u << 8 * n) - 1) : 0u;
+					H[k][0] = H[k][1] = H[k][2] = H[k][3] = KSW_NEG_INF;
+				}
+			}
+			hw = nb;
+		}
+		const bool ovr = st == 0 || st - 1 < last_st || st - 1 > last_en;
+		const int v1 = st > 0 ? -qe : boundary_diff(r, qe, e, e2, long_thres, long_diff);
+		const ku32 pk1 = (ku32)(ku8)(-qe) | (ku32)(ku8)v1 << 8 | (ku32)(ku8)(-qe2) << 16;
+		const bool bnd = en >= r;
+		const int bdu = boundary_diff(r, qe, e, e2, long_thres, long_diff);
+		const bool is_top = en0 >= c0 && en0 < c0 + C;
+		// H[en0-1] (or H[en0]) before this anti-diagonal (line 329): from its owner lane, or chunk c - 1's
+		int Hprev = 0;
+		if (is_top && r > 0) {
+			const int tp = en0 > 0 ? en0 - 1 : en0;
+			if (tp >= c0) {
+				const int i = (tp - c0) >> 2, kk = i >> 5, b = tp & 3;
+				int h = H[0][0];
+#pragma unroll
+				for (int k = 0; k < KC; ++k)
+#pragma unroll
+					for (int jj = 0; jj < 4; ++jj) h = k == kk && jj == b ? H[k][jj] : h;
+				Hprev = __shfl_sync(KSW_FULL_MASK, h, i & 31);
+			} else Hprev = __shfl_sync(KSW_FULL_MASK, rh, j);
+		}
+		const ku32 ppk = c > 0 ? __shfl_sync(KSW_FULL_MASK, rpk, j) : 0u;  // slot cC - 1 after r - 1
+		if (lane == 0 && with_cigar && st >= c0 && st < c0 + C) DO[r] = (ku32)(dcur >> 4);
+
+		const int en1 = group_end(st0, en0);
+		int bestK = (int)0x80000000, bestT = 0x7fffffff, hen = 0, hst = 0;
+		int ordg[4];
+		grouped_ords(st0, ordg);
+		ku8* __restrict__ Pr = P + dcur;
+		const int lim = generic ? en0 : send;
+		// pk[k]: byte 3 of X, V, X2 of group k's word in lane L - 1 (lane 0: group k - 1's lane 31)
+		ku32 pk[KC];
+#pragma unroll
+		for (int k = 0; k < KC; ++k)
+			pk[k] = ga & (3u << k) ? __shfl_sync(KSW_FULL_MASK, __byte_perm(__byte_perm(X[k], V[k], 0x0073), X2[k], 0x0710),
+												(lane - 1) & 31)
+								   : 0u;
+#pragma unroll
+		for (int k = 0; k < KC; ++k) {
+			if (!(ga >> k & 1)) continue;
+			const int t = t0[k];
+			if (bnd && t == (r & ~3)) {
+				const int b = r & 3;
+				Y[k] = set_byte(Y[k], b, -qe), Y2[k] = set_byte(Y2[k], b, -qe2), U[k] = set_byte(U[k], b, bdu);
+			}
+			if (t + 3 >= st0 && t <= lim) {  // this anti-diagonal's scores on [st0, lim], as dp_reg
+				const int qo = r - t - 3;
+				const ku32 raw = ldu4(Q + (qo > 0 ? qo : 0));
+				const ku32 qw = __byte_perm(__funnelshift_lc(0u, raw, qo < 0 ? -8 * qo : 0), 0u, 0x0123);
+				ku32 sn;
+				if (!generic) {
+					const ku32 nn = __vcmpeq4(TW[k], 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
+					sn = sel4(nn, SCN4, sel4(__vcmpeq4(TW[k], qw), MCH4, MIS4));
+				} else {
+					const ku32 ix = TW[k] * 5u + qw;
+					sn = (ku32)(ku8)mat[ix & 0xff] | (ku32)(ku8)mat[ix >> 8 & 0xff] << 8 |
+						 (ku32)(ku8)mat[ix >> 16 & 0xff] << 16 | (ku32)(ku8)mat[ix >> 24] << 24;
+				}
+				S[k] = sel4(byte_range(st0 - t, lim - t), sn, S[k]);
+			}
+			if (t < st || t > en) continue;
+			ku32 p = lane > 0 ? pk[k] : k > 0 ? pk[k - 1] : ppk;
+			if (t == st && ovr) p = pk1;
+			const ku32 Xs = __byte_perm(X[k], p, 0x2104), Vs = __byte_perm(V[k], p, 0x2105);
+			const ku32 X2s = __byte_perm(X2[k], p, 0x2106);
+			ku32 Un, Vn;
+			const ku32 d = cell4(Xs, Vs, X2s, U[k], Y[k], Y2[k], S[k], right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, X[k],
+								 Y[k], X2[k], Y2[k]);
+			U[k] = Un, V[k] = Vn;
+			if (with_cigar) st4(Pr + (t - st), d);
+			if (t <= en0 && t + 3 >= st0) {  // H and the keys, as dp_reg
+				int kk;
+				if (t >= st0 && t + 3 < en1) {
+#pragma unroll
+					for (int b = 0; b < 4; ++b) H[k][b] += sbyte(Vn, b);
+					if (t == st0) hst = H[k][0];
+					kk = word_key(H[k], ordg);
+				} else {
+					kk = (int)0x80000000;
+#pragma unroll
+					for (int b = 0; b < 4; ++b) {
+						const int tt = t + b;
+						if (tt < st0 || tt > en0) continue;
+						const int h = slot_h(H[k][b], sbyte(Vn, b), sbyte(Un, b), tt, en0, r, Hprev, qe);
+						H[k][b] = h;
+						if (tt == en0) hen = h;
+						if (tt == st0) hst = h;
+						kk = max(kk, h * 8 + max_ord(tt, st0, en0, en1));
+					}
+				}
+				if (kk > bestK) bestK = kk, bestT = t;  // a lane's words in slot order: the first wins ties
+			}
+		}
+		dcur += en - st + 1;
+		// the keys over chunks <= c: this chunk's, then chunk c - 1's running ones on r (lower slots: they
+		// win ties); the H of st0 from its owner lane or from below
+		int mK = __reduce_max_sync(KSW_FULL_MASK, bestK);
+		int mT = (int)__reduce_min_sync(KSW_FULL_MASK, bestK == mK ? (ku32)bestT : 0xffffffffu);
+		int Hst0 = 0;
+		if (st0 < c0) {
+			const int pK = __shfl_sync(KSW_FULL_MASK, rk, j + 1), pT = __shfl_sync(KSW_FULL_MASK, rt, j + 1);
+			Hst0 = __shfl_sync(KSW_FULL_MASK, rhs, j + 1);
+			if (pK >= mK) mK = pK, mT = pT;
+		} else if (st0 < c0 + C) Hst0 = __shfl_sync(KSW_FULL_MASK, hst, ((st0 - c0) >> 2) & 31);
+		if (is_top) {  // the books (lines 359-366), moved here from chunk c - 1 when en0 came in
+			if (!was_top && c > 0) {
+				const int4 a = __ldcg((const int4*)(books + 8 * c)), b = __ldcg((const int4*)(books + 8 * c + 4));
+				ez_max = a.x, max_t = a.y, max_q = a.z, mqe = a.w, mqe_t = b.x, mte = b.y, mte_q = b.z, score = b.w;
+			}
+			was_top = true;
+			const int Hen0 = __shfl_sync(KSW_FULL_MASK, hen, ((en0 - c0) >> 2) & 31);
+			if (exact_books(mK, (ku32)mT, r, st0, en0, en1, Hen0, Hst0, qlen, tlen, zdrop, e2, ez_max, max_t, max_q, mqe,
+							mqe_t, mte, mte_q, score))
+				zdropped = 1, done = true;
+			else if (r == rlast) zdropped = rlast < qlen + tlen - 2, done = true;  // the end, or the band left the matrix
+			else if (band_en0(r + 1, tlen, w) >= c0 + C && lane == 0) {  // the books go to chunk c + 1
+				*(int4*)(books + 8 * (c + 1)) = make_int4(ez_max, max_t, max_q, mqe);
+				*(int4*)(books + 8 * (c + 1) + 4) = make_int4(mqe_t, mte, mte_q, score);
+			}
+		}
+		if (done) break;
+		if (has_next && lane == 31) {  // this chunk's record of r for chunk c + 1
+			const ku32 pl = __byte_perm(__byte_perm(X[KC - 1], V[KC - 1], 0x0073), X2[KC - 1], 0x0710);
+			*(int4*)(myrec + (ki64)r * RP_REC) = make_int4((int)pl, H[KC - 1][3], mK, mT);
+			myrec[(ki64)r * RP_REC + 4] = Hst0;
+		}
+		if (has_next && ((r & (RP_BATCH - 1)) == RP_BATCH - 1 || r == re)) {
+			__syncwarp();
+			if (lane == 31) {
+				__threadfence();
+				*(volatile int*)&prog[id] = r + 1;
+			}
+		}
+		last_st = st, last_en = en;
+	}
+	if (!done) return;  // a chunk below the top: the job goes on (or stopped) above it
+	if (lane == 0) {
+		store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
+		*(volatile int*)stopf = 1;
+	}
+	__syncwarp();
+	__threadfence();
+	tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, doff_off, doff, cig_off, cig, ncig, res, n_res, 0);
+}
+
+// ksw_extd2_dp_rp<KC>: the dp_team parameters, then the chunks' running total, the block order and
+// the progress counts with the stop flags (dp_rp); blocks of one warp
+#define KSW_DP_RP(KC)                                                                                     \
+	extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_rp##KC(KSW_DP_PARAMS, KSW_TB_PARAMS,   \
+																		 const ki64* __restrict__ cend,   \
+																		 const int* __restrict__ bmap, int* prog) \
+	{                                                                                                     \
+		dp_rp<KC>(jlist, n_list, qseq, qst, qlenv, tseq, tst, tlenv, wv, zdv, flv, dir_off, dir, doff_off, doff, \
+				  ring_off, ring_arena, mat, q, e, q2, e2, res, n_res, ebv, cig_off, cig, ncig, cend, bmap, prog); \
+	}
+KSW_DP_RP(1)
+KSW_DP_RP(2)
+
+// ksw_extd2_rp_chunks: the chunks of each job of a ring-pipeline class (C = 128 kc slots each);
+// ksw_extd2_rp_order: the sort key of each chunk id (its first anti-diagonal, then the id; ids past
+// the jobs' chunks last)
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_rp_chunks(int n, const int* __restrict__ jlist,
+																	  const int* __restrict__ qlenv,
+																	  const int* __restrict__ tlenv,
+																	  const int* __restrict__ wv, int kc,
+																	  ki64* __restrict__ nch)
+{
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n) return;
+	const int jid = jlist[i], qlen = qlenv[jid], tlen = tlenv[jid], w = full_w(wv[jid], qlen, tlen);
+	nch[i] = rp_nch(128 * kc, tlen, w, rp_rlast(qlen, tlen, w));
+}
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_rp_order(int nid, int n, const int* __restrict__ jlist,
+																	 const int* __restrict__ qlenv,
+																	 const int* __restrict__ tlenv,
+																	 const int* __restrict__ wv, int kc,
+																	 const ki64* __restrict__ cend, ki64* __restrict__ key)
+{
+	const int id = blockIdx.x * blockDim.x + threadIdx.x;
+	if (id >= nid) return;
+	const int kj = rp_first(n, [&](int i) { return cend[i] > (ki64)id; });
+	ki64 rs = 1LL << 30;
+	if (kj < n) {
+		const int jid = jlist[kj], qlen = qlenv[jid], tlen = tlenv[jid], w = full_w(wv[jid], qlen, tlen);
+		const int c = id - (kj ? (int)cend[kj - 1] : 0);
+		rs = rp_rs(c, 128 * kc, tlen, w, rp_rlast(qlen, tlen, w));
+	}
+	key[id] = rs << 32 | id;
+}
+
 // ---- full-band APPROX_MAX jobs: a clean DP ---------------------------------------------------
 // When the band covers the matrix (w >= max(qlen, tlen) - 1) no in-band cell reads a padding slot
 // (spec §1.8, consequences; §1.16: a clean DP with ksw2's tie rules is then bit-exact), and with
@@ -1803,9 +2170,10 @@ __constant__ int FB_KS[KSW_FB_NK] = {4, 5, 6, 8, 10, 12, 16};  // as FB_K of the
 #define KSW_FBH_CLS (KSW_FB_CLS + KSW_FB_NK + 1)  // ksw_extd2_dp_fbh16 (after ksw_extd2_dp_fbp)
 #define KSW_FB2_CLS (KSW_FBH_CLS + 1)  // ksw_extd2_dp_fb<K>x2 (K = FB_KS), then ksw_extd2_dp_fbh<K>x2
 #define KSW_FBH2_K0 13                 // (K = 13 .. 16)
-#define KSW_NCLS 61  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
+#define KSW_RP_CLS 60  // ksw_extd2_dp_rp<KC>: the ring pipeline
+#define KSW_NCLS 62  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels (int32, then
-                    // two jobs per lane), + dead jobs
+                    // two jobs per lane), the ring pipeline, + dead jobs
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
 {  // cells with col - row > w in an a-row x b-column matrix
@@ -1813,13 +2181,6 @@ __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
 	if (k < 0) k = 0;
 	const ki64 rows = a < k ? a : k;
 	return rows * k - rows * (rows - 1) / 2;
-}
-
-__device__ __forceinline__ ki64 warp_sum64(ki64 v)
-{
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(KSW_FULL_MASK, v, o);
-	return v;
 }
 
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
@@ -1896,12 +2257,14 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 // that is not big and has qlen + tlen <= fb >> 8 (the launcher's 16-bit bound; 0: none) takes the
 // same kernel's two-jobs-per-lane form, ksw_extd2_dp_fb<K>x2 (KSW_FB2_CLS + its index) or
 // ksw_extd2_dp_fbh<K>x2 (KSW_FB2_CLS + KSW_FB_NK + K - 13, K the fewest of 13..16 that cover the
-// query), sized likewise. KSW_NCLS - 1 for jobs
-// that do not run. key: the class, then the band cells, largest first.
+// query), sized likewise. With rp = KC > 0, an exact job (no APPROX_MAX) that would get a team takes the
+// ring pipeline instead (KSW_RP_CLS, ksw_extd2_dp_rp<KC>): its ring arena holds the chunks' handover
+// slots and records (dp_rp). KSW_NCLS - 1 for jobs that do not run. key: the class, then the band
+// cells, largest first.
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* __restrict__ sz, int* __restrict__ o32,
 																  unsigned long long* __restrict__ tot,
 																  double big_share, int lfloor, int reg_lg, int fb,
-																  int wide_lg, int fbp_rows, ki64* __restrict__ key)
+																  int wide_lg, int fbp_rows, int rp, ki64* __restrict__ key)
 {
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
 	if (k >= m) return;
@@ -1947,6 +2310,14 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			sz[4 * (ki64)m + k] = ring;
 			cls = x2 ? KSW_FB2_CLS + (half ? KSW_FB_NK + kh - KSW_FBH2_K0 : ki)
 					 : half ? KSW_FBH_CLS : KSW_FB_CLS + (pipe ? KSW_FB_NK : ki);
+		} else if (rp > 0 && team > 1 && !(fl & KSW_EZ_APPROX_MAX)) {
+			const int C = 128 * rp, wf = full_w(w, ql, tl), rlast = rp_rlast(ql, tl, wf);
+			const int nch = rp_nch(C, tl, wf, rlast);
+			const ki64 ring = (ki64)nch * (rp_len(C, ql, tl, wf) + 1) * RP_REC * 4;
+			atomicAdd(tot + 4, (unsigned long long)nch);
+			atomicAdd(tot + 2, (unsigned long long)(ring - sz[4 * (ki64)m + k]));  // wraps when smaller
+			sz[0 * (ki64)m + k] += ring - sz[4 * (ki64)m + k], sz[4 * (ki64)m + k] = ring;
+			cls = KSW_RP_CLS;
 		} else if (team == 1 && lg <= reg_lg && lg <= 10)
 			cls = KSW_REG_CLS + 2 * (lg - 6) + !(o32[5 * m + k] & KSW_EZ_APPROX_MAX);
 		else cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
