@@ -846,6 +846,64 @@ __device__ __forceinline__ ku32 byte_range(int lo, int hi)
 	return __funnelshift_lc(0u, 0xffffffffu, 8 * lo) & __funnelshift_rc(0xffffffffu, 0u, 8 * (hi < 0 ? 4 : 3 - hi));
 }
 
+// The per-word steps of the kernels that keep ksw2's arrays in registers (dp_reg, dp_rp), for the
+// word of slots t .. t+3:
+// first touch of its block: ksw2's initial contents, its target bases (0 past tlen) and H
+__device__ __forceinline__ void reg_fill(ku32& U, ku32& Y, ku32& Y2, ku32& S, ku32& X, ku32& V, ku32& X2, ku32& TW,
+										 int (&H)[4], int t, const ku8* __restrict__ T, int tlen, ku32 FILL1,
+										 ku32 FILL2, bool exact)
+{
+	U = Y = X = V = FILL1, Y2 = X2 = FILL2, S = 0;
+	const int n = tlen - t;
+	TW = n > 0 ? ldu4(T + t) & (n >= 4 ? 0xffffffffu : (1u << 8 * n) - 1) : 0u;
+	if (exact) H[0] = H[1] = H[2] = H[3] = KSW_NEG_INF;
+}
+// this anti-diagonal's scores on [st0, lim] (spec §1.8 item 3; lim: send, or en0 when generic), stale
+// s elsewhere; bases as score_plain: target 0 past tlen (TW), query 0 for slots past r
+__device__ __forceinline__ ku32 reg_score(ku32 S, ku32 TW, const ku8* __restrict__ Q, int t, int r, int st0, int lim,
+										  bool generic, const signed char* __restrict__ mat, ku32 SCN4, ku32 MCH4,
+										  ku32 MIS4)
+{
+	if (t + 3 < st0 || t > lim) return S;
+	const int qo = r - t - 3;  // Q[r-t-3 .. r-t], reversed below; qo <= qlen-1 here
+	const ku32 raw = ldu4(Q + (qo > 0 ? qo : 0));
+	const ku32 qw = __byte_perm(__funnelshift_lc(0u, raw, qo < 0 ? -8 * qo : 0), 0u, 0x0123);
+	ku32 sn;
+	if (!generic) {
+		const ku32 nn = __vcmpeq4(TW, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
+		sn = sel4(nn, SCN4, sel4(__vcmpeq4(TW, qw), MCH4, MIS4));
+	} else {  // mat[target * 5 + query], per byte (no carries: indices <= 24)
+		const ku32 ix = TW * 5u + qw;
+		sn = (ku32)(ku8)mat[ix & 0xff] | (ku32)(ku8)mat[ix >> 8 & 0xff] << 8 | (ku32)(ku8)mat[ix >> 16 & 0xff] << 16 |
+			 (ku32)(ku8)mat[ix >> 24] << 24;
+	}
+	return sel4(byte_range(st0 - t, lim - t), sn, S);
+}
+// H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358) for a word that meets [st0, en0], and its
+// largest key (keys as dp_team); the H of en0 and st0 into hen and hst when the word holds them
+__device__ __forceinline__ int reg_hkey(int (&H)[4], ku32 Vn, ku32 Un, int t, int st0, int en0, int en1, int r,
+										int Hprev, int qe, const int (&ordg)[4], int& hen, int& hst)
+{
+	if (t >= st0 && t + 3 < en1) {  // four grouped in-band slots, none of them en0
+#pragma unroll
+		for (int b = 0; b < 4; ++b) H[b] += sbyte(Vn, b);
+		if (t == st0) hst = H[0];
+		return word_key(H, ordg);
+	}
+	int kk = (int)0x80000000;
+#pragma unroll
+	for (int b = 0; b < 4; ++b) {
+		const int tt = t + b;
+		if (tt < st0 || tt > en0) continue;
+		const int h = slot_h(H[b], sbyte(Vn, b), sbyte(Un, b), tt, en0, r, Hprev, qe);
+		H[b] = h;
+		if (tt == en0) hen = h;
+		if (tt == st0) hst = h;
+		kk = max(kk, h * 8 + max_ord(tt, st0, en0, en1));
+	}
+	return kk;
+}
+
 template <int G, int K, bool EXACT>
 __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
 									   const ki64* __restrict__ qst, const int* __restrict__ qlenv,
@@ -898,12 +956,8 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 #pragma unroll
 			for (int k = 0; k < K; ++k) {
 				const int t = t0[k];
-				if (t >= hw * 16 && t < nb * 16) {
-					U[k] = Y[k] = X[k] = V[k] = FILL1, Y2[k] = X2[k] = FILL2, S[k] = 0;
-					const int n = tlen - t;
-					TW[k] = n > 0 ? ldu4(T + t) & (n >= 4 ? 0xffffffffu : (1u << 8 * n) - 1) : 0u;
-					if constexpr (EXACT) H[k][0] = H[k][1] = H[k][2] = H[k][3] = KSW_NEG_INF;
-				}
+				if (t >= hw * 16 && t < nb * 16)
+					reg_fill(U[k], Y[k], Y2[k], S[k], X[k], V[k], X2[k], TW[k], H[EXACT ? k : 0], t, T, tlen, FILL1, FILL2, EXACT);
 			}
 			hw = nb;
 		}
@@ -958,23 +1012,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 				const int b = r & 3;
 				Y[k] = set_byte(Y[k], b, -qe), Y2[k] = set_byte(Y2[k], b, -qe2), U[k] = set_byte(U[k], b, bdu);
 			}
-			// this anti-diagonal's scores on [st0, lim] (spec §1.8 item 3), stale s elsewhere;
-			// bases as score_plain: target 0 past tlen (TW), query 0 for slots past r
-			if (t + 3 >= st0 && t <= lim) {
-				const int qo = r - t - 3;  // Q[r-t-3 .. r-t], reversed below; qo <= qlen-1 here
-				const ku32 raw = ldu4(Q + (qo > 0 ? qo : 0));
-				const ku32 qw = __byte_perm(__funnelshift_lc(0u, raw, qo < 0 ? -8 * qo : 0), 0u, 0x0123);
-				ku32 sn;
-				if (!generic) {
-					const ku32 nn = __vcmpeq4(TW[k], 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
-					sn = sel4(nn, SCN4, sel4(__vcmpeq4(TW[k], qw), MCH4, MIS4));
-				} else {  // mat[target * 5 + query], per byte (no carries: indices <= 24)
-					const ku32 ix = TW[k] * 5u + qw;
-					sn = (ku32)(ku8)mat[ix & 0xff] | (ku32)(ku8)mat[ix >> 8 & 0xff] << 8 |
-						 (ku32)(ku8)mat[ix >> 16 & 0xff] << 16 | (ku32)(ku8)mat[ix >> 24] << 24;
-				}
-				S[k] = sel4(byte_range(st0 - t, lim - t), sn, S[k]);
-			}
+			S[k] = reg_score(S[k], TW[k], Q, t, r, st0, lim, generic, mat, SCN4, MCH4, MIS4);
 			if (t < st || t > en) continue;
 			ku32 p = gl == 0 ? pk[(k + K - 1) % K] : pk[k];
 			if (t == st && ovr) p = pk1;
@@ -988,25 +1026,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 			if (with_cigar) st4(Pr + (t - st), d);
 			if constexpr (EXACT) {  // H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358); keys as dp_team
 				if (t <= en0 && t + 3 >= st0) {
-					int kk;
-					if (t >= st0 && t + 3 < en1) {  // four grouped in-band slots, none of them en0
-#pragma unroll
-						for (int b = 0; b < 4; ++b) H[k][b] += sbyte(Vn, b);
-						if (t == st0) hst = H[k][0];
-						kk = word_key(H[k], ordg);
-					} else {
-						kk = (int)0x80000000;
-#pragma unroll
-						for (int b = 0; b < 4; ++b) {
-							const int tt = t + b;
-							if (tt < st0 || tt > en0) continue;
-							const int h = slot_h(H[k][b], sbyte(Vn, b), sbyte(Un, b), tt, en0, r, Hprev, qe);
-							H[k][b] = h;
-							if (tt == en0) hen = h;
-							if (tt == st0) hst = h;
-							kk = max(kk, h * 8 + max_ord(tt, st0, en0, en1));
-						}
-					}
+					const int kk = reg_hkey(H[k], Vn, Un, t, st0, en0, en1, r, Hprev, qe, ordg, hen, hst);
 					// a lane's groups are not in slot order: equal keys go to the first slot
 					if (kk > bestK || (kk == bestK && t < bestT)) bestK = kk, bestT = t;
 				}
@@ -1251,12 +1271,8 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 #pragma unroll
 			for (int k = 0; k < KC; ++k) {
 				const int t = t0[k];
-				if (t >= hw * 16 && t < nb * 16) {
-					U[k] = Y[k] = X[k] = V[k] = FILL1, Y2[k] = X2[k] = FILL2, S[k] = 0;
-					const int n = tlen - t;
-					TW[k] = n > 0 ? ldu4(T + t) & (n >= 4 ? 0xffffffffu : (1u << 8 * n) - 1) : 0u;
-					H[k][0] = H[k][1] = H[k][2] = H[k][3] = KSW_NEG_INF;
-				}
+				if (t >= hw * 16 && t < nb * 16)
+					reg_fill(U[k], Y[k], Y2[k], S[k], X[k], V[k], X2[k], TW[k], H[k], t, T, tlen, FILL1, FILL2, true);
 			}
 			hw = nb;
 		}
@@ -1304,21 +1320,7 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 				const int b = r & 3;
 				Y[k] = set_byte(Y[k], b, -qe), Y2[k] = set_byte(Y2[k], b, -qe2), U[k] = set_byte(U[k], b, bdu);
 			}
-			if (t + 3 >= st0 && t <= lim) {  // this anti-diagonal's scores on [st0, lim], as dp_reg
-				const int qo = r - t - 3;
-				const ku32 raw = ldu4(Q + (qo > 0 ? qo : 0));
-				const ku32 qw = __byte_perm(__funnelshift_lc(0u, raw, qo < 0 ? -8 * qo : 0), 0u, 0x0123);
-				ku32 sn;
-				if (!generic) {
-					const ku32 nn = __vcmpeq4(TW[k], 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
-					sn = sel4(nn, SCN4, sel4(__vcmpeq4(TW[k], qw), MCH4, MIS4));
-				} else {
-					const ku32 ix = TW[k] * 5u + qw;
-					sn = (ku32)(ku8)mat[ix & 0xff] | (ku32)(ku8)mat[ix >> 8 & 0xff] << 8 |
-						 (ku32)(ku8)mat[ix >> 16 & 0xff] << 16 | (ku32)(ku8)mat[ix >> 24] << 24;
-				}
-				S[k] = sel4(byte_range(st0 - t, lim - t), sn, S[k]);
-			}
+			S[k] = reg_score(S[k], TW[k], Q, t, r, st0, lim, generic, mat, SCN4, MCH4, MIS4);
 			if (t < st || t > en) continue;
 			ku32 p = lane > 0 ? pk[k] : k > 0 ? pk[k - 1] : ppk;
 			if (t == st && ovr) p = pk1;
@@ -1329,26 +1331,8 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 								 Y[k], X2[k], Y2[k]);
 			U[k] = Un, V[k] = Vn;
 			if (with_cigar) st4(Pr + (t - st), d);
-			if (t <= en0 && t + 3 >= st0) {  // H and the keys, as dp_reg
-				int kk;
-				if (t >= st0 && t + 3 < en1) {
-#pragma unroll
-					for (int b = 0; b < 4; ++b) H[k][b] += sbyte(Vn, b);
-					if (t == st0) hst = H[k][0];
-					kk = word_key(H[k], ordg);
-				} else {
-					kk = (int)0x80000000;
-#pragma unroll
-					for (int b = 0; b < 4; ++b) {
-						const int tt = t + b;
-						if (tt < st0 || tt > en0) continue;
-						const int h = slot_h(H[k][b], sbyte(Vn, b), sbyte(Un, b), tt, en0, r, Hprev, qe);
-						H[k][b] = h;
-						if (tt == en0) hen = h;
-						if (tt == st0) hst = h;
-						kk = max(kk, h * 8 + max_ord(tt, st0, en0, en1));
-					}
-				}
+			if (t <= en0 && t + 3 >= st0) {  // H and the keys
+				const int kk = reg_hkey(H[k], Vn, Un, t, st0, en0, en1, r, Hprev, qe, ordg, hen, hst);
 				if (kk > bestK) bestK = kk, bestT = t;  // a lane's words in slot order: the first wins ties
 			}
 		}
