@@ -879,29 +879,31 @@ __device__ __forceinline__ ku32 reg_score(ku32 S, ku32 TW, const ku8* __restrict
 	}
 	return sel4(byte_range(st0 - t, lim - t), sn, S);
 }
-// H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358) for a word that meets [st0, en0], and its
-// largest key (keys as dp_team); the H of en0 and st0 into hen and hst when the word holds them
+// word_hkey for a word that meets [st0, en0], and the H of en0 and st0 into hen and hst when the word
+// holds them
 __device__ __forceinline__ int reg_hkey(int (&H)[4], ku32 Vn, ku32 Un, int t, int st0, int en0, int en1, int r,
 										int Hprev, int qe, const int (&ordg)[4], int& hen, int& hst)
 {
-	if (t >= st0 && t + 3 < en1) {  // four grouped in-band slots, none of them en0
-#pragma unroll
-		for (int b = 0; b < 4; ++b) H[b] += sbyte(Vn, b);
-		if (t == st0) hst = H[0];
-		return word_key(H, ordg);
-	}
-	int kk = (int)0x80000000;
+	const int kk = word_hkey(H, Vn, Un, t, st0, en0, en1, r, Hprev, qe, ordg);
 #pragma unroll
 	for (int b = 0; b < 4; ++b) {
-		const int tt = t + b;
-		if (tt < st0 || tt > en0) continue;
-		const int h = slot_h(H[b], sbyte(Vn, b), sbyte(Un, b), tt, en0, r, Hprev, qe);
-		H[b] = h;
-		if (tt == en0) hen = h;
-		if (tt == st0) hst = h;
-		kk = max(kk, h * 8 + max_ord(tt, st0, en0, en1));
+		if (t + b == en0) hen = H[b];
+		if (t + b == st0) hst = H[b];
 	}
 	return kk;
+}
+// byte 3 of X, V and X2 in bytes 0-2: a word's last slot's x, v, x2, for the word above
+__device__ __forceinline__ ku32 top_bytes(ku32 X, ku32 V, ku32 X2) { return __byte_perm(__byte_perm(X, V, 0x0073), X2, 0x0710); }
+// H[k][b] for a group-uniform k (registers cannot be indexed dynamically)
+template <int K>
+__device__ __forceinline__ int pick_h(const int (&H)[K][4], int k, int b)
+{
+	int h = H[0][0];
+#pragma unroll
+	for (int i = 0; i < K; ++i)
+#pragma unroll
+		for (int j = 0; j < 4; ++j) h = i == k && j == b ? H[i][j] : h;
+	return h;
 }
 
 template <int G, int K, bool EXACT>
@@ -973,13 +975,8 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 		int Hprev = 0;
 		if constexpr (EXACT) {
 			if (r > 0) {
-				const int tp = en0 > 0 ? en0 - 1 : en0, i = tp >> 2, kk = (i / G) & (K - 1), b = tp & 3;
-				int h = H[0][0];
-#pragma unroll
-				for (int k = 0; k < K; ++k)
-#pragma unroll
-					for (int j = 0; j < 4; ++j) h = k == kk && j == b ? H[k][j] : h;
-				Hprev = __shfl_sync(gmask, h, i & (G - 1), G);
+				const int tp = en0 > 0 ? en0 - 1 : en0, i = tp >> 2;
+				Hprev = __shfl_sync(gmask, pick_h<K>(H, (i / G) & (K - 1), tp & 3), i & (G - 1), G);
 			}
 		}
 		if (gl == 0 && with_cigar) DO[r] = (ku32)(dcur >> 4);
@@ -1000,12 +997,12 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 #pragma unroll
 		for (int k = 0; k < K; ++k) pk[k] = 0;
 		if (ga[K - 1] || ga[0])
-			pk[K - 1] = __shfl_sync(gmask, __byte_perm(__byte_perm(X[K - 1], V[K - 1], 0x0073), X2[K - 1], 0x0710),
+			pk[K - 1] = __shfl_sync(gmask, top_bytes(X[K - 1], V[K - 1], X2[K - 1]),
 									(gl - 1) & (G - 1), G);
 #pragma unroll
 		for (int k = 0; k < K; ++k) {
 			if (k < K - 1 && (ga[k] || ga[k + 1]))
-				pk[k] = __shfl_sync(gmask, __byte_perm(__byte_perm(X[k], V[k], 0x0073), X2[k], 0x0710), (gl - 1) & (G - 1), G);
+				pk[k] = __shfl_sync(gmask, top_bytes(X[k], V[k], X2[k]), (gl - 1) & (G - 1), G);
 			if (!ga[k]) continue;
 			const int t = t0[k];
 			if (bnd && t == (r & ~3)) {
@@ -1126,7 +1123,7 @@ KSW_REG_LIST
 // books move to chunk c + 1 with en0 through a per-chunk handover slot. On a Z-drop (or the band's
 // end) the top stores the result, raises the job's stop flag, which the others poll, and backtracks.
 // Chunks below the top may run past a Z-drop: what they compute there is never read (as ksw2's
-// arrays past the stop). Records: per chunk RP_LEN anti-diagonals (a bound of re - rs + 1) of
+// arrays past the stop). Records: per chunk rp_len anti-diagonals (a bound of re - rs + 1) of
 // RP_REC ints in the job's ring arena, after nch handover slots of 8 ints; published RP_BATCH
 // anti-diagonals at a time (a fence, then the count of anti-diagonals done in prog).
 #ifndef RP_BATCH
@@ -1287,13 +1284,8 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 		if (is_top && r > 0) {
 			const int tp = en0 > 0 ? en0 - 1 : en0;
 			if (tp >= c0) {
-				const int i = (tp - c0) >> 2, kk = i >> 5, b = tp & 3;
-				int h = H[0][0];
-#pragma unroll
-				for (int k = 0; k < KC; ++k)
-#pragma unroll
-					for (int jj = 0; jj < 4; ++jj) h = k == kk && jj == b ? H[k][jj] : h;
-				Hprev = __shfl_sync(KSW_FULL_MASK, h, i & 31);
+				const int i = (tp - c0) >> 2;
+				Hprev = __shfl_sync(KSW_FULL_MASK, pick_h<KC>(H, i >> 5, tp & 3), i & 31);
 			} else Hprev = __shfl_sync(KSW_FULL_MASK, rh, j);
 		}
 		const ku32 ppk = c > 0 ? __shfl_sync(KSW_FULL_MASK, rpk, j) : 0u;  // slot cC - 1 after r - 1
@@ -1309,9 +1301,7 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 		ku32 pk[KC];
 #pragma unroll
 		for (int k = 0; k < KC; ++k)
-			pk[k] = ga & (3u << k) ? __shfl_sync(KSW_FULL_MASK, __byte_perm(__byte_perm(X[k], V[k], 0x0073), X2[k], 0x0710),
-												(lane - 1) & 31)
-								   : 0u;
+			pk[k] = ga & (3u << k) ? __shfl_sync(KSW_FULL_MASK, top_bytes(X[k], V[k], X2[k]), (lane - 1) & 31) : 0u;
 #pragma unroll
 		for (int k = 0; k < KC; ++k) {
 			if (!(ga >> k & 1)) continue;
@@ -1365,8 +1355,7 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 		}
 		if (done) break;
 		if (has_next && lane == 31) {  // this chunk's record of r for chunk c + 1
-			const ku32 pl = __byte_perm(__byte_perm(X[KC - 1], V[KC - 1], 0x0073), X2[KC - 1], 0x0710);
-			*(int4*)(myrec + (ki64)r * RP_REC) = make_int4((int)pl, H[KC - 1][3], mK, mT);
+			*(int4*)(myrec + (ki64)r * RP_REC) = make_int4((int)top_bytes(X[KC - 1], V[KC - 1], X2[KC - 1]), H[KC - 1][3], mK, mT);
 			myrec[(ki64)r * RP_REC + 4] = Hst0;
 		}
 		if (has_next && ((r & (RP_BATCH - 1)) == RP_BATCH - 1 || r == re)) {
