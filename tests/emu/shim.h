@@ -57,6 +57,12 @@ template <class F> static inline unsigned emu_halves(unsigned a, unsigned b, uns
 }
 static inline unsigned __vadd2(unsigned a, unsigned b) { return emu_halves(a, b, 0, [](int x, int y, int) { return x + y; }); }
 static inline unsigned __vsub2(unsigned a, unsigned b) { return emu_halves(a, b, 0, [](int x, int y, int) { return x - y; }); }
+static inline unsigned __vmins2(unsigned a, unsigned b) { return emu_halves(a, b, 0, [](int x, int y, int) { return min(x, y); }); }
+static inline unsigned __vmaxs2(unsigned a, unsigned b) { return emu_halves(a, b, 0, [](int x, int y, int) { return max(x, y); }); }
+static inline unsigned __vimax_s16x2_relu(unsigned a, unsigned b)
+{
+	return emu_halves(a, b, 0, [](int x, int y, int) { return max(max(x, y), 0); });
+}
 static inline unsigned __vimax3_s16x2(unsigned a, unsigned b, unsigned c)
 {
 	return emu_halves(a, b, c, [](int x, int y, int z) { return max(max(x, y), z); });

@@ -161,44 +161,96 @@ __device__ __forceinline__ int boundary_diff(int r, int qe, int e, int e2, int l
 	return r == 0 ? -qe : r < long_thres ? -e : r == long_thres ? long_diff : -e2;
 }
 
+// (a & ~m) | (b & m) in one LOP3 (the compiler made two of it)
+__device__ __forceinline__ ku32 lop3_sel(ku32 a, ku32 b, ku32 m)
+{
+#ifdef GX_EMU
+	return (a & ~m) | (b & m);
+#else
+	ku32 d;
+	asm("lop3.b32 %0, %1, %2, %3, 0xD8;" : "=r"(d) : "r"(a), "r"(b), "r"(m));
+	return d;
+#endif
+}
+
+// prmt.b32 with sign replication: a selector nibble with bit 3 set gives the sign of the byte it
+// selects in all 8 bits (CUDA's __byte_perm ignores that bit)
+__device__ __forceinline__ ku32 prmt_s(ku32 a, ku32 b, ku32 s)
+{
+#ifdef GX_EMU
+	const unsigned long long v = (unsigned long long)b << 32 | a;
+	ku32 r = 0;
+	for (int n = 0; n < 4; ++n) {
+		const ku32 sn = s >> 4 * n, by = (ku32)(v >> 8 * (sn & 7)) & 0xffu;
+		r |= (sn & 8 ? (by & 0x80u ? 0xffu : 0u) : by) << 8 * n;
+	}
+	return r;
+#else
+	ku32 d;
+	asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(s));
+	return d;
+#endif
+}
+
+// Slots 0, 2 (e) and 1, 3 (o) of a word of int8 slots as the high bytes of two halfwords, a tag in
+// the low bytes: ksw2's byte arithmetic then runs on sm_90's native 16x2 instructions (VIADD.16x2,
+// VIMNMX3.S16x2, ...), one instruction for two slots, and still wraps exactly as int8 does, since
+// only the high byte carries the value (256 v + tag: sums wrap modulo 2^16, compares order by v,
+// then by tag)
+__device__ __forceinline__ ku32 half_e(ku32 w, ku32 tag) { return __byte_perm(w, tag, 0x2404u); }
+__device__ __forceinline__ ku32 half_o(ku32 w, ku32 tag) { return __byte_perm(w, tag, 0x3414u); }
+__device__ __forceinline__ ku32 join_eo(ku32 e, ku32 o) { return __byte_perm(e, o, 0x7351u); }
+
+// two slots (halfwords) of the core loop, cell4's steps on tagged halves (constants: 256 x value)
+struct Cell2 {
+	ku32 u, v, x, y, x2, y2, m, ca, cb, ca2, cb2;  // m: the tagged maximum; c*: continuation signs
+};
+__device__ __forceinline__ void cell2(ku32 s, ku32 xs, ku32 vs, ku32 x2s, ku32 u, ku32 y, ku32 y2, bool right,
+									  ku32 Q, ku32 Q2, ku32 QE, ku32 QE2, ku32 MCH, Cell2& o)
+{
+	ku32 a = __vadd2(xs, vs), b = __vadd2(y, u), a2 = __vadd2(x2s, vs), b2 = __vadd2(y2, u);
+	o.m = __vimax3_s16x2(__vimax3_s16x2(s, a, b), a2, b2);  // the tags give ksw2's tie order
+	const ku32 z = __vmins2(o.m & 0xff00ff00u, MCH);
+	o.u = __vsub2(z, vs), o.v = __vsub2(z, u);
+	ku32 t = __vsub2(z, Q);
+	a = __vsub2(a, t), b = __vsub2(b, t);
+	t = __vsub2(z, Q2);
+	a2 = __vsub2(a2, t), b2 = __vsub2(b2, t);
+	const ku32 ar = __vimax_s16x2_relu(a, 0u), br = __vimax_s16x2_relu(b, 0u);
+	const ku32 a2r = __vimax_s16x2_relu(a2, 0u), b2r = __vimax_s16x2_relu(b2, 0u);
+	o.x = __vsub2(ar, QE), o.y = __vsub2(br, QE), o.x2 = __vsub2(a2r, QE2), o.y2 = __vsub2(b2r, QE2);
+	if (!right) {  // a' > 0: the relu'd half at least 256 (its tag is below 8), negative after + 0x7f00
+		o.ca = __vadd2(ar, 0x7f007f00u), o.cb = __vadd2(br, 0x7f007f00u);
+		o.ca2 = __vadd2(a2r, 0x7f007f00u), o.cb2 = __vadd2(b2r, 0x7f007f00u);
+	} else {  // a' >= 0: the sign clear
+		o.ca = a, o.cb = b, o.ca2 = a2, o.cb2 = b2;
+	}
+}
+
 // One word (4 slots) of the core loop (lines 228-322): from the slot t-1 values Xs, Vs, X2s and the
 // slot t values U, Y, Y2 of the previous anti-diagonal and the score S, the new u, v, x, y, x2, y2
-// and the direction bytes (returned). Left alignment: strict compares; RIGHT: non-strict.
+// and the direction bytes (returned). Left alignment: strict compares; RIGHT: non-strict. The
+// maximum is tagged: z (S) > E > F > E2 > F2 on ties (4..0, the direction code 4 - tag) for the
+// left, the reverse for RIGHT (0..4, the code itself). Constants come as int8 in all four bytes.
 __device__ __forceinline__ ku32 cell4(ku32 Xs, ku32 Vs, ku32 X2s, ku32 U, ku32 Y, ku32 Y2, ku32 S, bool right,
 									  ku32 Q4, ku32 Q24, ku32 QE4, ku32 QE24, ku32 MCH4, ku32& Un, ku32& Vn,
 									  ku32& Xn, ku32& Yn, ku32& X2n, ku32& Y2n)
 {
-	ku32 a = __vadd4(Xs, Vs), bb = __vadd4(Y, U), a2 = __vadd4(X2s, Vs), b2 = __vadd4(Y2, U);
-	ku32 z = S, d, m;  // the signed max of z and a candidate is the select by their compare's mask
-	if (!right) {  // first maximum wins: H > E > F > E2 > F2
-		m = __vcmpgts4(a, z), d = m & 0x01010101u, z = sel4(m, a, z);
-		m = __vcmpgts4(bb, z), d = sel4(m, 0x02020202u, d), z = sel4(m, bb, z);
-		m = __vcmpgts4(a2, z), d = sel4(m, 0x03030303u, d), z = sel4(m, a2, z);
-		m = __vcmpgts4(b2, z), d = sel4(m, 0x04040404u, d), z = sel4(m, b2, z);
-	} else {  // last maximum wins
-		m = __vcmpgts4(z, a), d = ~m & 0x01010101u, z = sel4(m, z, a);
-		m = __vcmpgts4(z, bb), d = sel4(m, d, 0x02020202u), z = sel4(m, z, bb);
-		m = __vcmpgts4(z, a2), d = sel4(m, d, 0x03030303u), z = sel4(m, z, a2);
-		m = __vcmpgts4(z, b2), d = sel4(m, d, 0x04040404u), z = sel4(m, z, b2);
-	}
-	z = __vmins4(z, MCH4);
-	Un = __vsub4(z, Vs), Vn = __vsub4(z, U);
-	ku32 tmp = __vsub4(z, Q4);
-	a = __vsub4(a, tmp), bb = __vsub4(bb, tmp);
-	tmp = __vsub4(z, Q24);
-	a2 = __vsub4(a2, tmp), b2 = __vsub4(b2, tmp);
-	if (!right) {  // continuation bits on a' > 0
-		m = __vcmpgts4(a, 0u), Xn = __vsub4(a & m, QE4), d |= m & 0x08080808u;
-		m = __vcmpgts4(bb, 0u), Yn = __vsub4(bb & m, QE4), d |= m & 0x10101010u;
-		m = __vcmpgts4(a2, 0u), X2n = __vsub4(a2 & m, QE24), d |= m & 0x20202020u;
-		m = __vcmpgts4(b2, 0u), Y2n = __vsub4(b2 & m, QE24), d |= m & 0x40404040u;
-	} else {  // ... and on a' >= 0
-		m = __vcmpgts4(0u, a), Xn = __vsub4(a & ~m, QE4), d |= ~m & 0x08080808u;
-		m = __vcmpgts4(0u, bb), Yn = __vsub4(bb & ~m, QE4), d |= ~m & 0x10101010u;
-		m = __vcmpgts4(0u, a2), X2n = __vsub4(a2 & ~m, QE24), d |= ~m & 0x20202020u;
-		m = __vcmpgts4(0u, b2), Y2n = __vsub4(b2 & ~m, QE24), d |= ~m & 0x40404040u;
-	}
-	return d;
+	const ku32 hb = 0xff00ff00u, Q = Q4 & hb, Q2 = Q24 & hb, QE = QE4 & hb, QE2 = QE24 & hb, MCH = MCH4 & hb;
+	const ku32 tS = right ? 0 : 4, tX = right ? 1 : 3, tY = 2, tX2 = right ? 3 : 1, tY2 = right ? 4 : 0;
+	Cell2 e, o;
+	cell2(half_e(S, tS), half_e(Xs, tX), half_e(Vs, 0), half_e(X2s, tX2), half_e(U, 0), half_e(Y, tY), half_e(Y2, tY2),
+		  right, Q, Q2, QE, QE2, MCH, e);
+	cell2(half_o(S, tS), half_o(Xs, tX), half_o(Vs, 0), half_o(X2s, tX2), half_o(U, 0), half_o(Y, tY), half_o(Y2, tY2),
+		  right, Q, Q2, QE, QE2, MCH, o);
+	Un = join_eo(e.u, o.u), Vn = join_eo(e.v, o.v), Xn = join_eo(e.x, o.x), Yn = join_eo(e.y, o.y);
+	X2n = join_eo(e.x2, o.x2), Y2n = join_eo(e.y2, o.y2);
+	// the continuation signs (bits 15, 31 of each half) as 0 or 0xff per slot, in slot order
+	const ku32 sa = prmt_s(e.ca, o.ca, 0xFBD9u), sb = prmt_s(e.cb, o.cb, 0xFBD9u);
+	const ku32 sa2 = prmt_s(e.ca2, o.ca2, 0xFBD9u), sb2 = prmt_s(e.cb2, o.cb2, 0xFBD9u);
+	const ku32 tg = __byte_perm(e.m, o.m, 0x6240u);  // the tags, a byte per slot
+	const ku32 bits = lop3_sel(lop3_sel(sa2, sb2, 0xdfdfdfdfu), lop3_sel(sb, sa, 0x08080808u), 0x18181818u);
+	return right ? (tg | (~bits & 0x78787878u)) : ((0x04040404u - tg) | (bits & 0x78787878u));
 }
 
 // the backtrack of one job by one warp (defined with the backtrack below)
@@ -1471,18 +1523,6 @@ __device__ __forceinline__ ki64 fb_addr(int i, int j, int qlen, int tlen, int fb
 	return ((ki64)p * (tlen + NL - 1) * NL + (ki64)(i + L) * la + L) * fb_kp(K) + (c & ~3) + n - 1 - (c & 3);
 }
 
-// (a & ~m) | (b & m) in one LOP3 (the compiler made two of it)
-__device__ __forceinline__ ku32 lop3_sel(ku32 a, ku32 b, ku32 m)
-{
-#ifdef GX_EMU
-	return (a & ~m) | (b & m);
-#else
-	ku32 d;
-	asm("lop3.b32 %0, %1, %2, %3, 0xD8;" : "=r"(d) : "r"(a), "r"(b), "r"(m));
-	return d;
-#endif
-}
-
 // the scores of target base tb against query bases 0-3, a byte each (§1.9's non-generic rule): the
 // match byte at tb, the mismatch byte elsewhere, all N bytes for tb == 4 (mis4, mch4, n4: the
 // kernel's encoding of each score in all four bytes)
@@ -1755,25 +1795,6 @@ extern "C" __global__ void __launch_bounds__(128, FB_MIN_BLOCKS_16) ksw_extd2_dp
 //   E, F, E2, F2 as in dp_fb (8 x + tag); the next state and its continuation bit from one add-max
 //   and a subtraction: Xn = max(X - 8e, zX) with zX = 8H + (g - 8q - 8e), and X > H-q (ksw2's bit)
 //   exactly when Xn > zX, the sign of zX - Xn.
-
-// prmt.b32 with sign replication: a selector nibble with bit 3 set gives the sign of the byte it
-// selects in all 8 bits (CUDA's __byte_perm ignores that bit)
-__device__ __forceinline__ ku32 prmt_s(ku32 a, ku32 b, ku32 s)
-{
-#ifdef GX_EMU
-	const unsigned long long v = (unsigned long long)b << 32 | a;
-	ku32 r = 0;
-	for (int n = 0; n < 4; ++n) {
-		const ku32 sn = s >> 4 * n, by = (ku32)(v >> 8 * (sn & 7)) & 0xffu;
-		r |= (sn & 8 ? (by & 0x80u ? 0xffu : 0u) : by) << 8 * n;
-	}
-	return r;
-#else
-	ku32 d;
-	asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(s));
-	return d;
-#endif
-}
 
 // a compile-time bool as a type (a generic lambda's two instances)
 template <bool B>
