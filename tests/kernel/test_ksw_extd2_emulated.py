@@ -97,6 +97,10 @@ CASES = {
     # the middle team one anti-diagonal per round (its exact jobs otherwise take two: dp_team's PAIRS)
     "teams-one-per-round": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--seed",
                              "47", "--big-share", "0", "--expect", "w8_smem"], {"GPUEXT_KSW_PAIRS": "0"}),
+    # the middle team split: its jobs longest first, those over the call's cells / MID8 anti-diagonals on
+    # 8 warps (two per round), the rest on 4
+    "teams-split": (["--presets", "map-ont,map-hifi", "--jobs", "4", "--bands", "14", "--seed", "53", "--big-share",
+                     "0", "--expect", "w8p_smem,w4_smem"], {"GPUEXT_KSW_MID8": "10000"}),
     "teams-w4": (["--presets", "map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--long", "2", "3200",
                   "--big-share", "0", "--expect", "w4_smem,w16_smem"], {"GPUEXT_KSW_TEAM_MID": "4"}),
     # the ring pipeline (GPUEXT_KSW_RP): the middle team's band-limited extensions, in both thread

@@ -27,7 +27,7 @@ Work plan of one `run` (the host never loops over the jobs):
    at most 2**REG_MAX_LG slots in the
    register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers), the others a
    warp per job, or a middle team (8 warps, `_mid_team`; its exact jobs two anti-diagonals per round,
-   `ksw_extd2_dp_w8p_smem`, `_pairs`) or 16 warps for the few jobs large enough
+   `ksw_extd2_dp_w8p_smem`, `_pairs`; those too short to be the call's critical path on 4, `_mid8`) or 16 warps for the few jobs large enough
    to be the critical path (the middle team also for rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
    global memory; with $GPUEXT_KSW_RP the teams' exact jobs run in the ring pipeline instead
    (`ksw_extd2_dp_rp<KC>`, a warp per chunk of target slots, `_rp_kc`; off by default). Every DP kernel ends with its jobs' backtrack (a warp per job), so that a class
@@ -68,6 +68,9 @@ BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 
 WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more the middle team ($GPUEXT_KSW_WIDE_LG, 0: off)
 FBP_ROWS = 1024             # a full-band job of this many target rows or more over the 16-bit bound runs in the pass pipeline ($GPUEXT_KSW_FBP_ROWS, 0: off)
 FEW_WARPS = 1024            # a launch class of at most this many warps (an eighth of an H100's) is latency-bound ($GPUEXT_KSW_FEW)
+MID8 = 3e6                  # a middle-team job of more than (the call's cells / MID8) anti-diagonals gets 8 warps,
+                            # the others 4 ($GPUEXT_KSW_MID8, 0: 8 warps for all; performance.md, sixth session)
+TOT_MID8 = 5                # d_tot[5 .. 15): those jobs per middle-team ring class (KSW_TOT_MID8)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
 FB_K = (4, 5, 6, 8, 10, 12, 16)   # query columns per lane (FB_KS); class KSW_FB_CLS + 7: ksw_extd2_dp_fbp
@@ -250,6 +253,18 @@ def _mid_team() -> int:
     band-limited extension's 784-1000-slot band is one step either way; with 8 the step's cells are
     half as long a chain per thread (real E. coli set: that class ended at 19.6 ms, not 25.0)."""
     return 4 if os.environ.get("GPUEXT_KSW_TEAM_MID", "").strip() == "4" else 8
+
+
+def _mid8() -> float:
+    """MID8, or $GPUEXT_KSW_MID8 (0: every middle-team job on 8 warps, as before; for A/B timing). A
+    job's anti-diagonals times this above the call's cells makes it long: on 4 warps of two words
+    its anti-diagonals (about 2 us each) would outlast the call's throughput-bound span (its cells at
+    a few hundred G cells/s), on 8 warps of one word they take half as long a chain; the shorter jobs
+    leave the register file and issue slots of half a team to the throughput classes."""
+    try:
+        return max(0.0, float(os.environ.get("GPUEXT_KSW_MID8", MID8)))
+    except ValueError:
+        return MID8
 
 
 def _fbp_k() -> int:
@@ -462,14 +477,17 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             d64 = cupy.empty((6, m), i64)    # qst tst dir_off doff_off cig_off ring_off
             d_sz = cupy.empty((6, m), i64)   # need dir_bytes n_doff n_cig ring_bytes cells
             d_res = cupy.empty((11, m), i32)  # the ksw_extz_t fields (FIELDS order), CIGAR length
-            d_tot = cupy.zeros(5, np.uint64)  # live cells, live jobs, their device bytes, most passes (fbp), rp chunks
+            # live cells, live jobs, their device bytes, most passes (fbp), rp chunks; long middle-team
+            # jobs per ring class
+            d_tot = cupy.zeros(TOT_MID8 + 10, np.uint64)
             d_key = cupy.empty(m, i64)
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
                                   d_sz, d_res, d_tot))
             k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
                                    i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)),
-                                   i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), i32(rp_kc), d_key))
+                                   i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), i32(rp_kc),
+                                   np.float64(_mid8()), d_key))
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
@@ -554,8 +572,16 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 off = int(first[-1])
                 present = {_class_key(int(c)): int(c) for c in np.flatnonzero(cnt)}
                 warps = {k: _class_warps(k, int(cnt[c]), shapes) for k, c in present.items()}
+                # launches: (key, class, first job in lst32, jobs); the middle team's jobs come longest
+                # first, and those long enough to be the call's critical path (counted by ksw_extd2_class)
+                # get 8 warps, the rest 4: two launches of one class
+                parts = []
                 for key in (_launch_order(present, warps) if prio else present):
-                    c = present[key]
+                    c, n = present[key], int(cnt[present[key]])
+                    n8 = min(n, int(summ[KSW_NCLS + 4 + TOT_MID8 + c - 10])) if key[0] == 8 and _mid8() else n
+                    parts += [(key, c, int(first[c]), n8)] if n8 else []
+                    parts += [((4, key[1]), c, int(first[c]) + n8, n - n8)] if n > n8 else []
+                for key, c, s0, n in parts:
                     nw, L = key[:2]
                     smem = L >= 0
                     if nw == "reg":   # a group of G lanes per job, the ring in registers
@@ -585,9 +611,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         jobs_per_block = tpb // (32 * nw)
                     if shm > 48 * 1024:
                         fn.max_dynamic_shared_size_bytes = shm
-                    n = int(cnt[c])
-                    d_sel = lst32[first[c]:first[c] + n]
-                    st = main if serial else stream(key, _launch_rank(key, warps[key])[0] if prio else 0)
+                    d_sel = lst32[s0:s0 + n]
+                    st = main if serial else stream(key, _launch_rank(key, warps.get(key))[0] if prio else 0)
                     st.wait_event(ev_in)
                     args = (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
                             d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
@@ -630,19 +655,28 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 t_launched = time.perf_counter()
                 last = ci == len(chunks) - 1
                 with main:
+                    ev_end = main.record()   # every class done (main waits for their end events)
                     # CIGARs of the chunk packed in job order (jobs outside the chunk have ncig 0)
                     cn = d_ncig.astype(i64)
                     d_out_off = cupy.cumsum(cn) - cn
                     d_out = cupy.empty(max(sizes[2], 1), np.uint32)
                     k_pack(((off + 127) // 128,), (128,),
                            (lst32, i32(off), d_flag, d_cigoff, d_cig, d_ncig, d_out_off, d_out))
+                    ev_pk = main.record()
                     if last:   # the result fields and the CIGAR lengths in one read-back
                         h_all = _to_host(d_res, main)
                         h_ncig = h_all[10]
                     else:
                         h_ncig = _to_host(d_ncig, main)
+                    ev_rb = main.record()
                     total = int(h_ncig.sum(dtype=i64))
                     h_out = _to_host(d_out[:total], main)
+                    ev_cg = main.record()
+                    main.synchronize()
+                # after the DP: packing, the result read-back, the CIGARs' (with the host's sum between)
+                for k, a, b in (("t_pack", ev_end, ev_pk), ("t_rb_res", ev_pk, ev_rb), ("t_rb_cig", ev_rb, ev_cg)):
+                    stats[k] = stats.get(k, 0.0) + cupy.cuda.get_elapsed_time(a, b) / 1e3
+                stats["cigar_words"] = stats.get("cigar_words", 0) + total
                 stats["t_wait"] = stats.get("t_wait", 0.0) + time.perf_counter() - t_launched
                 stats["t_dp"] += max(cupy.cuda.get_elapsed_time(ev_in, x[1]) for x in ev) / 1e3
                 if ci == 0:   # the sequences' DMAs (beside the device planning)

@@ -2168,6 +2168,7 @@ __constant__ int FB_KS[KSW_FB_NK] = {4, 5, 6, 8, 10, 12, 16};  // as FB_K of the
 #define KSW_NCLS 62  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels (int32, then
                     // two jobs per lane), the ring pipeline, + dead jobs
+#define KSW_TOT_MID8 5  // tot[5 ..]: the middle team's long jobs per ring class (10 entries, ksw_extd2_class)
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
 {  // cells with col - row > w in an a-row x b-column matrix
@@ -2258,7 +2259,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* __restrict__ sz, int* __restrict__ o32,
 																  unsigned long long* __restrict__ tot,
 																  double big_share, int lfloor, int reg_lg, int fb,
-																  int wide_lg, int fbp_rows, int rp, ki64* __restrict__ key)
+																  int wide_lg, int fbp_rows, int rp, double mid8,
+																  ki64* __restrict__ key)
 {
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
 	if (k >= m) return;
@@ -2318,7 +2320,13 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 	}
 	o32[8 * m + k] = cls;
 	const ki64 CM = (1LL << 40) - 1;
-	const ki64 c = cells < 0 ? 0 : cells > CM ? CM : cells;
+	ki64 c = cells < 0 ? 0 : cells > CM ? CM : cells;
+	if (cls >= 10 && cls < 20) {  // the middle team, longest first: a job of more than tot[0] / mid8
+		// anti-diagonals is long enough to be the call's critical path (counted per class: the
+		// launcher gives those 8 warps, the rest 4)
+		c = o32[0 * m + k] + o32[1 * m + k] - 1;
+		if (mid8 > 0 && (double)c * mid8 > (double)tot[0]) atomicAdd(tot + KSW_TOT_MID8 + cls - 10, 1ULL);
+	}
 	key[k] = ((ki64)cls << 40) | (CM - c);
 }
 
