@@ -446,7 +446,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
     k_plan, k_class, k_off = (mod.get_function(f"ksw_extd2_{x}") for x in ("plan", "class", "offsets"))
     k_rpc, k_rpo = (mod.get_function(f"ksw_extd2_rp_{x}") for x in ("chunks", "order"))
-    rp_kc = _rp_kc()
+    rp_kc, mid8 = _rp_kc(), _mid8()
     fb = _fb_on(q, e, q2, e2, mat)
     # $GPUEXT_KSW_SERIAL=1: every class on the main stream, one after another, so that last_stats
     # has each class's time alone (a diagnostic: the classes normally run side by side)
@@ -487,7 +487,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
                                    i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)),
                                    i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), i32(rp_kc),
-                                   np.float64(_mid8()), d_key))
+                                   np.float64(mid8), d_key))
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
@@ -578,7 +578,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 parts = []
                 for key in (_launch_order(present, warps) if prio else present):
                     c, n = present[key], int(cnt[present[key]])
-                    n8 = min(n, int(summ[KSW_NCLS + 4 + TOT_MID8 + c - 10])) if key[0] == 8 and _mid8() else n
+                    n8 = min(n, int(summ[KSW_NCLS + 4 + TOT_MID8 + c - 10])) if key[0] == 8 and mid8 else n
                     parts += [(key, c, int(first[c]), n8)] if n8 else []
                     parts += [((4, key[1]), c, int(first[c]) + n8, n - n8)] if n > n8 else []
                 for key, c, s0, n in parts:

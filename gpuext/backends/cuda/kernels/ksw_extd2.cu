@@ -389,6 +389,17 @@ __device__ __forceinline__ int word_hkey(int (&hv)[4], ku32 Vn, ku32 Un, int t0,
 	int H0 = 0, last_H0_t = 0;                                                                                  \
 	int last_st = -1, last_en = -1, hw = 0;                                                                     \
 	ki64 dcur = 0
+// job jid's inputs and flags, and where its direction bytes and per-anti-diagonal offsets go (the ring
+// kernels' per-job set-up: dp_team, dp_reg, dp_rp)
+#define KSW_JOB                                                                                                \
+	const int qlen = qlenv[jid], tlen = tlenv[jid];                                                             \
+	const ku8* __restrict__ Q = qseq + qst[jid];                                                                \
+	const ku8* __restrict__ T = tseq + tst[jid];                                                                \
+	const int w = full_w(wv[jid], qlen, tlen), zdrop = zdv[jid], flag = flv[jid];                               \
+	const bool right = (flag & KSW_EZ_RIGHT) != 0;                                                              \
+	const bool generic = (flag & KSW_EZ_GENERIC_SC) != 0, with_cigar = !(flag & KSW_EZ_SCORE_ONLY);             \
+	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);                                                \
+	ku32* __restrict__ DO = doff + doff_off[jid]
 
 // the DP's ksw_extz_t fields of job jid (reach_end is the backtrack's to set)
 __device__ __forceinline__ void store_extz(int* __restrict__ res, int n_res, int jid, int ez_max, int max_q, int max_t,
@@ -487,17 +498,10 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 	const int k = blockIdx.x * (blockDim.x / NT) + team;
 	if (k >= n_list) return;  // team-uniform
 	const int jid = jlist[k];
-	const int qlen = qlenv[jid], tlen = tlenv[jid];
-	const ku8* __restrict__ Q = qseq + qst[jid];
-	const ku8* __restrict__ T = tseq + tst[jid];
-	const int w = full_w(wv[jid], qlen, tlen), zdrop = zdv[jid], flag = flv[jid];
-	const bool approx = (flag & KSW_EZ_APPROX_MAX) != 0, right = (flag & KSW_EZ_RIGHT) != 0;
-	const bool generic = (flag & KSW_EZ_GENERIC_SC) != 0, with_cigar = !(flag & KSW_EZ_SCORE_ONLY);
-
 	Ring g = SMEM ? make_ring(ksw_smem + (size_t)team * (RING_BYTES_PER_SLOT << smem_lg), smem_lg)
 				  : make_ring(ring_arena + ring_off[jid], ring_lgv[jid]);
-	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);
-	ku32* __restrict__ DO = doff + doff_off[jid];
+	KSW_JOB;
+	const bool approx = (flag & KSW_EZ_APPROX_MAX) != 0;
 
 	KSW_SETUP_AND_RESET;
 
@@ -974,14 +978,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 	const int kj = (int)((blockIdx.x * blockDim.x + threadIdx.x) / G);
 	if (kj >= n_list) return;  // the whole group
 	const int jid = jlist[kj];
-	const int qlen = qlenv[jid], tlen = tlenv[jid];
-	const ku8* __restrict__ Q = qseq + qst[jid];
-	const ku8* __restrict__ T = tseq + tst[jid];
-	const int w = full_w(wv[jid], qlen, tlen), zdrop = zdv[jid], flag = flv[jid];
-	const bool right = (flag & KSW_EZ_RIGHT) != 0;
-	const bool generic = (flag & KSW_EZ_GENERIC_SC) != 0, with_cigar = !(flag & KSW_EZ_SCORE_ONLY);
-	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);
-	ku32* __restrict__ DO = doff + doff_off[jid];
+	KSW_JOB;
 
 	KSW_SETUP_AND_RESET;
 	// the ring: TW caches the target bases of the word's slot (0 past tlen), loaded on first touch
@@ -1244,14 +1241,7 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 	if (kj >= n_list) return;  // (a chunk id past the jobs of this chunk of the call)
 	const int c = id - (kj ? (int)cend[kj - 1] : 0);
 	const int jid = jlist[kj];
-	const int qlen = qlenv[jid], tlen = tlenv[jid];
-	const ku8* __restrict__ Q = qseq + qst[jid];
-	const ku8* __restrict__ T = tseq + tst[jid];
-	const int w = full_w(wv[jid], qlen, tlen), zdrop = zdv[jid], flag = flv[jid];
-	const bool right = (flag & KSW_EZ_RIGHT) != 0;
-	const bool generic = (flag & KSW_EZ_GENERIC_SC) != 0, with_cigar = !(flag & KSW_EZ_SCORE_ONLY);
-	ku8* __restrict__ P = dir + (with_cigar ? dir_off[jid] : 0);
-	ku32* __restrict__ DO = doff + doff_off[jid];
+	KSW_JOB;
 	const int rlast = rp_rlast(qlen, tlen, w), nch = rp_nch(C, tlen, w, rlast), L = rp_len(C, qlen, tlen, w);
 	const int rs = rp_rs(c, C, tlen, w, rlast), re = rp_re(c, C, qlen, w, rlast);
 	const int rsp = c ? rp_rs(c - 1, C, tlen, w, rlast) : 0, rep = c ? rp_re(c - 1, C, qlen, w, rlast) : -1;
