@@ -308,23 +308,46 @@ __device__ __forceinline__ ku32 ldu4(const ku8* p)
 }
 __device__ __forceinline__ void st4(ku8* p, ku32 v) { *(ku32*)p = v; }
 
-// The score of slot t on anti-diagonal r as the non-generic store of lines 166-180 computes it,
-// also for slots outside the matrix: sf[] is zero past tlen and qr[] is zero past qlen (kcalloc),
-// i.e. base 0. Slots t >= tlen never influence slots < tlen (values only flow to t+1).
-__device__ __forceinline__ int score_plain(const ku8* __restrict__ T, const ku8* __restrict__ Q, int t, int r,
-										   int tlen, int sc_mch, int sc_mis, int sc_N)
+// bytes b of a word with lo <= b <= hi set to 0xff
+__device__ __forceinline__ ku32 byte_range(int lo, int hi)
 {
-	int tb = t < tlen ? T[t] : 0;
-	int qb = t <= r ? Q[r - t] : 0;
-	return (tb == 4 || qb == 4) ? sc_N : (tb == qb ? sc_mch : sc_mis);
+	lo = lo < 0 ? 0 : lo, hi = hi > 3 ? 3 : hi;
+	return __funnelshift_lc(0u, 0xffffffffu, 8 * lo) & __funnelshift_rc(0xffffffffu, 0u, 8 * (hi < 0 ? 4 : 3 - hi));
 }
 
+// this anti-diagonal's scores on [st0, lim] (spec §1.8 item 3; lim: send, or en0 when generic), stale
+// s elsewhere, for a word of slots t .. t+3. The bases are ksw2's zero-padded buffers' (lines 166-180: sf
+// is zero past tlen, qr past qlen): the target word TW holds 0 past tlen, the query bytes of slots past r
+// are shifted out (no load before the query's start). Slots below st0 may read query bytes past qlen:
+// the mask drops them
+__device__ __forceinline__ ku32 reg_score(ku32 S, ku32 TW, const ku8* __restrict__ Q, int t, int r, int st0, int lim,
+										  bool generic, const signed char* __restrict__ mat, ku32 SCN4, ku32 MCH4,
+										  ku32 MIS4)
+{
+	if (t + 3 < st0 || t > lim) return S;
+	const int qo = r - t - 3;  // Q[r-t-3 .. r-t], reversed below; qo <= qlen - 1 (t >= st0 - 3)
+	const ku32 raw = ldu4(Q + (qo > 0 ? qo : 0));
+	const ku32 qw = __byte_perm(__funnelshift_lc(0u, raw, qo < 0 ? -8 * qo : 0), 0u, 0x0123);
+	const ku32 m = byte_range(st0 - t, lim - t);
+	ku32 sn;
+	if (!generic) {
+		const ku32 nn = __vcmpeq4(TW, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
+		sn = sel4(nn, SCN4, sel4(__vcmpeq4(TW, qw), MCH4, MIS4));
+	} else {  // mat[target * 5 + query], per byte; the query bytes outside the store are zeroed first (one
+		// read past qlen below st0 may hold anything, and its sum must not carry into the next byte)
+		const ku32 ix = TW * 5u + (qw & m);
+		sn = (ku32)(ku8)mat[ix & 0xff] | (ku32)(ku8)mat[ix >> 8 & 0xff] << 8 | (ku32)(ku8)mat[ix >> 16 & 0xff] << 16 |
+			 (ku32)(ku8)mat[ix >> 24] << 24;
+	}
+	return sel4(m, sn, S);
+}
 // This anti-diagonal's scores in the word of slots t0..t0+3 (lines 166-183): the non-generic path
-// stores [st0, send], the generic one [st0, en0]; every other slot keeps its stale s[] (spec §1.8 item 3)
+// stores [st0, send], the generic one [st0, en0]; every other slot keeps its stale s[] (spec §1.8 item 3).
+// A word of four in-matrix slots inside the store takes two word loads; a word at an edge of the store
+// or of the matrix (st0, send, r, tlen) takes reg_score's masked word, without a branch per slot
 __device__ __forceinline__ ku32 word_score(ku32 S, int t0, int r, int st0, int en0, int send, bool generic,
 										   const ku8* __restrict__ T, const ku8* __restrict__ Q, int tlen,
-										   const signed char* __restrict__ mat, int sc_mch, int sc_mis, int sc_N,
-										   ku32 MCH4, ku32 MIS4, ku32 SCN4)
+										   const signed char* __restrict__ mat, ku32 MCH4, ku32 MIS4, ku32 SCN4)
 {
 	if (!generic && t0 >= st0 && t0 + 3 <= send && t0 + 3 <= r && t0 + 3 < tlen) {
 		// four in-matrix slots: T[t0..t0+3] and Q[r-t0..r-t0-3] as words, compared per byte
@@ -332,20 +355,9 @@ __device__ __forceinline__ ku32 word_score(ku32 S, int t0, int r, int st0, int e
 		const ku32 nn = __vcmpeq4(tw, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
 		return sel4(nn, SCN4, sel4(__vcmpeq4(tw, qw), MCH4, MIS4));
 	}
-	if (!generic) {
-#pragma unroll
-		for (int b = 0; b < 4; ++b) {
-			const int t = t0 + b;
-			if (t >= st0 && t <= send) S = set_byte(S, b, score_plain(T, Q, t, r, tlen, sc_mch, sc_mis, sc_N));
-		}
-	} else {
-#pragma unroll
-		for (int b = 0; b < 4; ++b) {
-			const int t = t0 + b;
-			if (t >= st0 && t <= en0) S = set_byte(S, b, mat[T[t] * 5 + Q[r - t]]);
-		}
-	}
-	return S;
+	const int n = tlen - t0;  // target bases 0 past tlen (ksw2's zeroed sf)
+	const ku32 tw = n > 0 ? ldu4(T + t0) & (n >= 4 ? 0xffffffffu : (1u << 8 * n) - 1) : 0u;
+	return reg_score(S, tw, Q, t0, r, st0, generic ? en0 : send, generic, mat, SCN4, MCH4, MIS4);
 }
 
 // The exact maximum's part of a word t0 that meets [st0, en0] (lines 326-358): its H values hv updated
@@ -577,7 +589,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			grouped_ords(st0, ordg);
 			int k0 = (int)0x80000000, k1 = (int)0x80000000;
 			if (live && t0 <= top) {  // anti-diagonal r: the cells of [st, en], the score stores up to send
-				S = word_score(S, t0, r, st0, en0, send, generic, T, Q, tlen, mat, sc_mch, sc_mis, sc_N, MCH4, MIS4, SCN4);
+				S = word_score(S, t0, r, st0, en0, send, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
 				if (t0 <= en) {
 					ku32 Un, Vn, Xn, Yn, X2n, Y2n;
 					const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y, Y2,
@@ -601,8 +613,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				if (live && enb >= r1) boundary_cell(U, Y, Y2, t0, r1, qe, qe2, e, e2, long_thres, long_diff);
 				grouped_ords(st0b, ordg);
 				if (own && live && t0 >= stb && t0 <= topb) {
-					S = word_score(S, t0, r1, st0b, en0b, sendb, generic, T, Q, tlen, mat, sc_mch, sc_mis, sc_N, MCH4, MIS4,
-								   SCN4);
+					S = word_score(S, t0, r1, st0b, en0b, sendb, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
 					if (t0 <= enb) {
 						ku32 Un, Vn, Xn, Yn, X2n, Y2n;
 						const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y,
@@ -745,8 +756,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
 				const ku32 Xs = (X[k] << 8) | (Xp[k] >> 24), Vs = (V[k] << 8) | (Vp[k] >> 24);
 				const ku32 X2s = (X2[k] << 8) | (X2p[k] >> 24);
-				const ku32 Sk = word_score(S[k], t0, r, st0, en0, send, generic, T, Q, tlen, mat, sc_mch, sc_mis, sc_N,
-										   MCH4, MIS4, SCN4);
+				const ku32 Sk = word_score(S[k], t0, r, st0, en0, send, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
 				ku32 Un, Vn, Xn, Yn, X2n, Y2n;
 				const ku32 d = cell4(Xs, Vs, X2s, U[k], Y[k], Y2[k], Sk, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn,
 									 X2n, Y2n);
@@ -770,11 +780,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			const int t0 = en + 1 + 4 * tid;
 			if (t0 <= send) {
 				const ku32 ix = (ku32)t0 & g.mask;
-				ku32 S = ld4(g.s + ix);
-#pragma unroll
-				for (int b = 0; b < 4; ++b)
-					if (t0 + b <= send) S = set_byte(S, b, score_plain(T, Q, t0 + b, r, tlen, sc_mch, sc_mis, sc_N));
-				st4(g.s + ix, S);
+				st4(g.s + ix, word_score(ld4(g.s + ix), t0, r, st0, en0, send, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4));
 			}
 		}
 		dcur += en - st + 1;
@@ -895,13 +901,6 @@ __device__ __forceinline__ int slot_byte(const ku32 (&a)[K], int t, ku32 gmask)
 	return sbyte(v, t & 3);
 }
 
-// bytes b of a word with lo <= b <= hi set to 0xff
-__device__ __forceinline__ ku32 byte_range(int lo, int hi)
-{
-	lo = lo < 0 ? 0 : lo, hi = hi > 3 ? 3 : hi;
-	return __funnelshift_lc(0u, 0xffffffffu, 8 * lo) & __funnelshift_rc(0xffffffffu, 0u, 8 * (hi < 0 ? 4 : 3 - hi));
-}
-
 // The per-word steps of the kernels that keep ksw2's arrays in registers (dp_reg, dp_rp), for the
 // word of slots t .. t+3:
 // first touch of its block: ksw2's initial contents, its target bases (0 past tlen) and H
@@ -913,27 +912,6 @@ __device__ __forceinline__ void reg_fill(ku32& U, ku32& Y, ku32& Y2, ku32& S, ku
 	const int n = tlen - t;
 	TW = n > 0 ? ldu4(T + t) & (n >= 4 ? 0xffffffffu : (1u << 8 * n) - 1) : 0u;
 	if (exact) H[0] = H[1] = H[2] = H[3] = KSW_NEG_INF;
-}
-// this anti-diagonal's scores on [st0, lim] (spec §1.8 item 3; lim: send, or en0 when generic), stale
-// s elsewhere; bases as score_plain: target 0 past tlen (TW), query 0 for slots past r
-__device__ __forceinline__ ku32 reg_score(ku32 S, ku32 TW, const ku8* __restrict__ Q, int t, int r, int st0, int lim,
-										  bool generic, const signed char* __restrict__ mat, ku32 SCN4, ku32 MCH4,
-										  ku32 MIS4)
-{
-	if (t + 3 < st0 || t > lim) return S;
-	const int qo = r - t - 3;  // Q[r-t-3 .. r-t], reversed below; qo <= qlen-1 here
-	const ku32 raw = ldu4(Q + (qo > 0 ? qo : 0));
-	const ku32 qw = __byte_perm(__funnelshift_lc(0u, raw, qo < 0 ? -8 * qo : 0), 0u, 0x0123);
-	ku32 sn;
-	if (!generic) {
-		const ku32 nn = __vcmpeq4(TW, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
-		sn = sel4(nn, SCN4, sel4(__vcmpeq4(TW, qw), MCH4, MIS4));
-	} else {  // mat[target * 5 + query], per byte (no carries: indices <= 24)
-		const ku32 ix = TW * 5u + qw;
-		sn = (ku32)(ku8)mat[ix & 0xff] | (ku32)(ku8)mat[ix >> 8 & 0xff] << 8 | (ku32)(ku8)mat[ix >> 16 & 0xff] << 16 |
-			 (ku32)(ku8)mat[ix >> 24] << 24;
-	}
-	return sel4(byte_range(st0 - t, lim - t), sn, S);
 }
 // word_hkey for a word that meets [st0, en0], and the H of en0 and st0 into hen and hst when the word
 // holds them
