@@ -359,6 +359,23 @@ __device__ __forceinline__ ku32 word_score(ku32 S, int t0, int r, int st0, int e
 	const ku32 tw = n > 0 ? ldu4(T + t0) & (n >= 4 ? 0xffffffffu : (1u << 8 * n) - 1) : 0u;
 	return reg_score(S, tw, Q, t0, r, st0, generic ? en0 : send, generic, mat, SCN4, MCH4, MIS4);
 }
+// word_score for the teams of several warps, whose barriers wait for the warps that hold the band's
+// edges: a word of four in-matrix slots at an edge of the store (st0, send) takes the two word loads
+// too, and a byte mask keeps the other slots' stale scores (the one-warp kernel keeps word_score, which
+// stays within its register cap)
+__device__ __forceinline__ ku32 word_score_e(ku32 S, int t0, int r, int st0, int en0, int send, bool generic,
+											 const ku8* __restrict__ T, const ku8* __restrict__ Q, int tlen,
+											 const signed char* __restrict__ mat, ku32 MCH4, ku32 MIS4, ku32 SCN4)
+{
+	if (!generic && t0 + 3 <= r && t0 + 3 < tlen) {
+		const ku32 tw = ldu4(T + t0), qw = __byte_perm(ldu4(Q + (r - t0 - 3)), 0u, 0x0123);
+		const ku32 nn = __vcmpeq4(tw, 0x04040404u) | __vcmpeq4(qw, 0x04040404u);
+		const ku32 sn = sel4(nn, SCN4, sel4(__vcmpeq4(tw, qw), MCH4, MIS4));
+		if (t0 >= st0 && t0 + 3 <= send) return sn;
+		return sel4(byte_range(st0 - t0, send - t0), sn, S);
+	}
+	return word_score(S, t0, r, st0, en0, send, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
+}
 
 // The exact maximum's part of a word t0 that meets [st0, en0] (lines 326-358): its H values hv updated
 // in place from this anti-diagonal's v (Vn) and u (Un) bytes, and its largest key 8 H + ord (max_ord)
@@ -369,6 +386,16 @@ __device__ __forceinline__ int word_hkey(int (&hv)[4], ku32 Vn, ku32 Un, int t0,
 #pragma unroll
 		for (int b = 0; b < 4; ++b) hv[b] += sbyte(Vn, b);
 		return word_key(hv, ordg);
+	}
+	if (t0 + 3 < en1 && r > 0) {  // the word of st0: grouped slots, those below st0 keep their H and offer no key
+		int kk = (int)0x80000000;
+#pragma unroll
+		for (int b = 0; b < 4; ++b) {
+			const bool in = t0 + b >= st0;
+			hv[b] += in ? sbyte(Vn, b) : 0;
+			kk = in ? max(kk, hv[b] * 8 + ordg[b]) : kk;
+		}
+		return kk;
 	}
 	int kk = (int)0x80000000;  // a word at a band edge: en0, the tail, slots outside the band, r == 0
 #pragma unroll
@@ -472,14 +499,10 @@ __device__ __forceinline__ void boundary_cell(ku32& U, ku32& Y, ku32& Y2, int t0
 	U = set_byte(U, b, boundary_diff(r, qe, e, e2, long_thres, long_diff));
 	Y = set_byte(Y, b, -qe), Y2 = set_byte(Y2, b, -qe2);
 }
-// dp_team's PAIRS: the owner of slot en0 or st0 publishes its H (h2[0], h2[1]) for mte and mqe
-__device__ __forceinline__ void publish_h(const int (&hv)[4], int t0, int en0, int st0, int* h2)
+// h[b] for a b in [0, 4) known only at run time, by selects (an indexed register array would go to local memory)
+__device__ __forceinline__ int pick4(const int (&h)[4], int b)
 {
-#pragma unroll
-	for (int b = 0; b < 4; ++b) {
-		if (t0 + b == en0) h2[0] = hv[b];
-		if (t0 + b == st0) h2[1] = hv[b];
-	}
+	return b == 0 ? h[0] : b == 1 ? h[1] : b == 2 ? h[2] : h[3];
 }
 
 extern __shared__ __align__(16) unsigned char ksw_smem[];
@@ -589,7 +612,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			grouped_ords(st0, ordg);
 			int k0 = (int)0x80000000, k1 = (int)0x80000000;
 			if (live && t0 <= top) {  // anti-diagonal r: the cells of [st, en], the score stores up to send
-				S = word_score(S, t0, r, st0, en0, send, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
+				S = word_score_e(S, t0, r, st0, en0, send, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
 				if (t0 <= en) {
 					ku32 Un, Vn, Xn, Yn, X2n, Y2n;
 					const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y, Y2,
@@ -597,7 +620,11 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 					if (own && with_cigar) st4(P + dcur + (t0 - st), d);
 					if (t0 <= en0 && t0 + 3 >= st0) {
 						const int kk = word_hkey(hv, Vn, Un, t0, st0, en0, en1, r, Hprev, qe, ordg);
-						if (own) k0 = kk, publish_h(hv, t0, en0, st0, hx);
+						if (own) {  // the owners of en0 and st0 publish their H, for mte and mqe
+							k0 = kk;
+							if ((unsigned)(en0 - t0) < 4u) hx[0] = pick4(hv, en0 - t0);
+							if ((unsigned)(st0 - t0) < 4u) hx[1] = pick4(hv, st0 - t0);
+						}
 					}
 					X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
 				}
@@ -613,7 +640,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				if (live && enb >= r1) boundary_cell(U, Y, Y2, t0, r1, qe, qe2, e, e2, long_thres, long_diff);
 				grouped_ords(st0b, ordg);
 				if (own && live && t0 >= stb && t0 <= topb) {
-					S = word_score(S, t0, r1, st0b, en0b, sendb, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
+					S = word_score_e(S, t0, r1, st0b, en0b, sendb, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
 					if (t0 <= enb) {
 						ku32 Un, Vn, Xn, Yn, X2n, Y2n;
 						const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y,
@@ -621,12 +648,10 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 						if (with_cigar) st4(P + dcur + (en - st + 1) + (t0 - stb), d);
 						if (t0 <= en0b && t0 + 3 >= st0b) {
 							// H[en0 - 1] after r: this word's, or the lane below's last slot
-							int hp = Hl;
-#pragma unroll
-							for (int b = 0; b < 4; ++b)
-								if (t0 + b == en0b - 1) hp = hv[b];
+							const int hp = (unsigned)(en0b - 1 - t0) < 4u ? pick4(hv, en0b - 1 - t0) : Hl;
 							k1 = word_hkey(hv, Vn, Un, t0, st0b, en0b, en1b, r1, en0b > 0 ? hp : 0, qe, ordg);
-							publish_h(hv, t0, en0b, st0b, hx + 2);
+							if ((unsigned)(en0b - t0) < 4u) hx[2] = pick4(hv, en0b - t0);
+							if ((unsigned)(st0b - t0) < 4u) hx[3] = pick4(hv, st0b - t0);
 						}
 						X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
 					}
@@ -756,7 +781,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
 				const ku32 Xs = (X[k] << 8) | (Xp[k] >> 24), Vs = (V[k] << 8) | (Vp[k] >> 24);
 				const ku32 X2s = (X2[k] << 8) | (X2p[k] >> 24);
-				const ku32 Sk = word_score(S[k], t0, r, st0, en0, send, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
+				const ku32 Sk = (NW > 1 ? word_score_e : word_score)(S[k], t0, r, st0, en0, send, generic, T, Q, tlen,
+																	 mat, MCH4, MIS4, SCN4);
 				ku32 Un, Vn, Xn, Yn, X2n, Y2n;
 				const ku32 d = cell4(Xs, Vs, X2s, U[k], Y[k], Y2[k], Sk, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn,
 									 X2n, Y2n);
@@ -780,7 +806,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			const int t0 = en + 1 + 4 * tid;
 			if (t0 <= send) {
 				const ku32 ix = (ku32)t0 & g.mask;
-				st4(g.s + ix, word_score(ld4(g.s + ix), t0, r, st0, en0, send, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4));
+				st4(g.s + ix, (NW > 1 ? word_score_e : word_score)(ld4(g.s + ix), t0, r, st0, en0, send, generic, T, Q,
+																   tlen, mat, MCH4, MIS4, SCN4));
 			}
 		}
 		dcur += en - st + 1;
