@@ -84,3 +84,18 @@ def build(code: str, out_dir) -> tuple[ctypes.CDLL, dict[str, list[tuple[str, st
     dll = ctypes.CDLL(str(lib))
     dll.emu_last_error.restype = ctypes.c_char_p
     return dll, params
+
+
+def run_harness(code: str, upto: str, harness: str, out_dir) -> subprocess.CompletedProcess:
+    """Compiles the device functions of the kernel source `code` (the part before the line `upto`) with
+    the C++ program `harness` appended, as a host program under shim.h, and runs it (its stdout, and
+    its exit status: 0 when it found no difference). For CPU tests of single device functions."""
+    out_dir = Path(out_dir)
+    src, exe = out_dir / "harness.cpp", out_dir / "harness"
+    src.write_text('#include "shim.h"\nunsigned g_tid, g_block, g_bdim;\nchar *emu_dyn_shared;\n'
+                   + emulated_source(code).split(upto)[0] + harness)
+    cc = subprocess.run(["g++", "-O2", "-std=c++17", "-DGX_EMU", "-fwrapv", f"-I{HERE}", "-o", str(exe), str(src)],
+                        capture_output=True, text=True)
+    if cc.returncode != 0:
+        raise RuntimeError(f"g++ failed on the harness:\n{cc.stderr[-3000:]}")
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)

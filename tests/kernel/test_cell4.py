@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import platform
 import shutil
-import subprocess
 
 import pytest
 
 from gpuext.backends.cuda.loader import kernel_source
-from tests.emu.build import HERE as EMU_DIR, emulated_source
+from tests.emu.build import run_harness
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None or platform.machine() != "x86_64",
                                 reason="needs g++ on x86-64")
@@ -89,13 +88,5 @@ int main()
 
 
 def test_cell4_matches_ksw2_bytes(tmp_path):
-    src = tmp_path / "cell4.cpp"
-    src.write_text('#include "shim.h"\nunsigned g_tid, g_block, g_bdim;\nchar *emu_dyn_shared;\n'
-                   + emulated_source(kernel_source("ksw_extd2.cu", {})).split("// the backtrack of one job by one warp")[0]
-                   + HARNESS)
-    exe = tmp_path / "cell4"
-    cc = subprocess.run(["g++", "-O2", "-std=c++17", "-DGX_EMU", "-fwrapv", f"-I{EMU_DIR}", "-o", str(exe), str(src)],
-                        capture_output=True, text=True)
-    assert cc.returncode == 0, cc.stderr[-3000:]
-    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    r = run_harness(kernel_source("ksw_extd2.cu", {}), "// the backtrack of one job by one warp", HARNESS, tmp_path)
     assert r.returncode == 0 and " 0 of 1600000 slots differ" in " " + r.stdout, r.stdout[-2000:]

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import platform
 import shutil
-import subprocess
 
 import pytest
 
 from gpuext.backends.cuda.loader import kernel_source
-from tests.emu.build import HERE as EMU_DIR, emulated_source
+from tests.emu.build import run_harness
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None or platform.machine() != "x86_64",
                                 reason="needs g++ on x86-64")
@@ -77,13 +76,6 @@ int main()
 
 
 def test_word_scores_match_ksw2_score_row(tmp_path):
-    src = tmp_path / "word_score.cpp"
-    kernel = emulated_source(kernel_source("ksw_extd2.cu", {}))
-    src.write_text('#include "shim.h"\nunsigned g_tid, g_block, g_bdim;\nchar *emu_dyn_shared;\n'
-                   + kernel.split("// The exact maximum's part of a word t0 that meets [st0, en0]")[0] + HARNESS)
-    exe = tmp_path / "word_score"
-    cc = subprocess.run(["g++", "-O2", "-std=c++17", "-DGX_EMU", "-fwrapv", f"-I{EMU_DIR}", "-o", str(exe), str(src)],
-                        capture_output=True, text=True)
-    assert cc.returncode == 0, cc.stderr[-3000:]
-    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
+    r = run_harness(kernel_source("ksw_extd2.cu", {}), "// The exact maximum's part of a word t0 that meets [st0, en0]",
+                    HARNESS, tmp_path)
     assert r.returncode == 0 and " 0 of " in " " + r.stdout, r.stdout[-2000:]
