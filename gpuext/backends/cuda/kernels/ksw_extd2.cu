@@ -362,7 +362,8 @@ __device__ __forceinline__ ku32 word_score(ku32 S, int t0, int r, int st0, int e
 // word_score for the teams of several warps, whose barriers wait for the warps that hold the band's
 // edges: a word of four in-matrix slots at an edge of the store (st0, send) takes the two word loads
 // too, and a byte mask keeps the other slots' stale scores (the one-warp kernel keeps word_score, which
-// stays within its register cap)
+// stays within its register cap). A word below st0 (at most 3 in [st, st0)) reads up to 19 bytes past the
+// query: the next job's bases, or the staged buffer's padding and next array (qseq comes before tseq)
 __device__ __forceinline__ ku32 word_score_e(ku32 S, int t0, int r, int st0, int en0, int send, bool generic,
 											 const ku8* __restrict__ T, const ku8* __restrict__ Q, int tlen,
 											 const signed char* __restrict__ mat, ku32 MCH4, ku32 MIS4, ku32 SCN4)
