@@ -490,8 +490,9 @@ __device__ __forceinline__ void ring_fill(const Ring& g, int hw, int nb, int tid
 	}
 }
 
-// dp_team's PAIRS: the top boundary cell (r,-1) (lines 160-163) into the u, y, y2 bytes of the word t0
-// that holds slot r, in registers (ksw2 writes it between anti-diagonals r - 1 and r)
+// the top boundary cell (r,-1) (lines 160-163) into the u, y, y2 bytes of the word t0 (a multiple of 4)
+// when it holds slot r, in registers (ksw2 writes it between anti-diagonals r - 1 and r): dp_team's PAIRS,
+// dp_reg, dp_rp
 __device__ __forceinline__ void boundary_cell(ku32& U, ku32& Y, ku32& Y2, int t0, int r, int qe, int qe2, int e, int e2,
 											  int long_thres, int long_diff)
 {
@@ -1025,7 +1026,6 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 		const ku32 pk1 = (ku32)(ku8)(-qe) | (ku32)(ku8)v1 << 8 | (ku32)(ku8)(-qe2) << 16;
 		// top boundary cell (r,-1) in slot r (lines 160-163)
 		const bool bnd = en >= r;
-		const int bdu = boundary_diff(r, qe, e, e2, long_thres, long_diff);
 		// H[en0-1] (or H[en0]) before this anti-diagonal overwrites it (line 329)
 		int Hprev = 0;
 		if constexpr (EXACT) {
@@ -1060,10 +1060,7 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 				pk[k] = __shfl_sync(gmask, top_bytes(X[k], V[k], X2[k]), (gl - 1) & (G - 1), G);
 			if (!ga[k]) continue;
 			const int t = t0[k];
-			if (bnd && t == (r & ~3)) {
-				const int b = r & 3;
-				Y[k] = set_byte(Y[k], b, -qe), Y2[k] = set_byte(Y2[k], b, -qe2), U[k] = set_byte(U[k], b, bdu);
-			}
+			if (bnd) boundary_cell(U[k], Y[k], Y2[k], t, r, qe, qe2, e, e2, long_thres, long_diff);
 			S[k] = reg_score(S[k], TW[k], Q, t, r, st0, lim, generic, mat, SCN4, MCH4, MIS4);
 			if (t < st || t > en) continue;
 			ku32 p = gl == 0 ? pk[(k + K - 1) % K] : pk[k];
@@ -1325,7 +1322,6 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 		const int v1 = st > 0 ? -qe : boundary_diff(r, qe, e, e2, long_thres, long_diff);
 		const ku32 pk1 = (ku32)(ku8)(-qe) | (ku32)(ku8)v1 << 8 | (ku32)(ku8)(-qe2) << 16;
 		const bool bnd = en >= r;
-		const int bdu = boundary_diff(r, qe, e, e2, long_thres, long_diff);
 		const bool is_top = en0 >= c0 && en0 < c0 + C;
 		// H[en0-1] (or H[en0]) before this anti-diagonal (line 329): from its owner lane, or chunk c - 1's
 		int Hprev = 0;
@@ -1354,10 +1350,7 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 		for (int k = 0; k < KC; ++k) {
 			if (!(ga >> k & 1)) continue;
 			const int t = t0[k];
-			if (bnd && t == (r & ~3)) {
-				const int b = r & 3;
-				Y[k] = set_byte(Y[k], b, -qe), Y2[k] = set_byte(Y2[k], b, -qe2), U[k] = set_byte(U[k], b, bdu);
-			}
+			if (bnd) boundary_cell(U[k], Y[k], Y2[k], t, r, qe, qe2, e, e2, long_thres, long_diff);
 			S[k] = reg_score(S[k], TW[k], Q, t, r, st0, lim, generic, mat, SCN4, MCH4, MIS4);
 			if (t < st || t > en) continue;
 			ku32 p = lane > 0 ? pk[k] : k > 0 ? pk[k - 1] : ppk;
