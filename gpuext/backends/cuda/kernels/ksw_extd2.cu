@@ -957,6 +957,18 @@ __device__ __forceinline__ int reg_hkey(int (&H)[4], ku32 Vn, ku32 Un, int t, in
 }
 // byte 3 of X, V and X2 in bytes 0-2: a word's last slot's x, v, x2, for the word above
 __device__ __forceinline__ ku32 top_bytes(ku32 X, ku32 V, ku32 X2) { return __byte_perm(__byte_perm(X, V, 0x0073), X2, 0x0710); }
+// the cell of a word kept in registers (dp_reg, dp_rp): slot t-1's x, v, x2 shifted in from bytes 0-2 of p
+// (the word below's top_bytes, or the first-slot rule's constants; the _mm_slli_si128 / carry of lines
+// 40-55), the word's bytes updated in place; the direction word
+__device__ __forceinline__ ku32 reg_cell(ku32& X, ku32& V, ku32& X2, ku32& U, ku32& Y, ku32& Y2, ku32 S, ku32 p,
+										 bool right, ku32 Q4, ku32 Q24, ku32 QE4, ku32 QE24, ku32 MCH4)
+{
+	const ku32 Xs = __byte_perm(X, p, 0x2104), Vs = __byte_perm(V, p, 0x2105), X2s = __byte_perm(X2, p, 0x2106);
+	ku32 Un, Vn;
+	const ku32 d = cell4(Xs, Vs, X2s, U, Y, Y2, S, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, X, Y, X2, Y2);
+	U = Un, V = Vn;
+	return d;
+}
 // H[k][b] for a group-uniform k (registers cannot be indexed dynamically)
 template <int K>
 __device__ __forceinline__ int pick_h(const int (&H)[K][4], int k, int b)
@@ -1065,17 +1077,11 @@ __device__ __forceinline__ void dp_reg(const int* __restrict__ jlist, int n_list
 			if (t < st || t > en) continue;
 			ku32 p = gl == 0 ? pk[(k + K - 1) % K] : pk[k];
 			if (t == st && ovr) p = pk1;
-			// slot t-1 values (the _mm_slli_si128 / carry of lines 40-55)
-			const ku32 Xs = __byte_perm(X[k], p, 0x2104), Vs = __byte_perm(V[k], p, 0x2105);
-			const ku32 X2s = __byte_perm(X2[k], p, 0x2106);
-			ku32 Un, Vn;
-			const ku32 d = cell4(Xs, Vs, X2s, U[k], Y[k], Y2[k], S[k], right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, X[k],
-								 Y[k], X2[k], Y2[k]);
-			U[k] = Un, V[k] = Vn;
+			const ku32 d = reg_cell(X[k], V[k], X2[k], U[k], Y[k], Y2[k], S[k], p, right, Q4, Q24, QE4, QE24, MCH4);
 			if (with_cigar) st4(Pr + (t - st), d);
 			if constexpr (EXACT) {  // H[t] += v (t < en0), H[en0] from H[en0-1] + u (lines 326-358); keys as dp_team
 				if (t <= en0 && t + 3 >= st0) {
-					const int kk = reg_hkey(H[k], Vn, Un, t, st0, en0, en1, r, Hprev, qe, ordg, hen, hst);
+					const int kk = reg_hkey(H[k], V[k], U[k], t, st0, en0, en1, r, Hprev, qe, ordg, hen, hst);
 					// a lane's groups are not in slot order: equal keys go to the first slot
 					if (kk > bestK || (kk == bestK && t < bestT)) bestK = kk, bestT = t;
 				}
@@ -1355,15 +1361,10 @@ __device__ __forceinline__ void dp_rp(const int* __restrict__ jlist, int n_list,
 			if (t < st || t > en) continue;
 			ku32 p = lane > 0 ? pk[k] : k > 0 ? pk[k - 1] : ppk;
 			if (t == st && ovr) p = pk1;
-			const ku32 Xs = __byte_perm(X[k], p, 0x2104), Vs = __byte_perm(V[k], p, 0x2105);
-			const ku32 X2s = __byte_perm(X2[k], p, 0x2106);
-			ku32 Un, Vn;
-			const ku32 d = cell4(Xs, Vs, X2s, U[k], Y[k], Y2[k], S[k], right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, X[k],
-								 Y[k], X2[k], Y2[k]);
-			U[k] = Un, V[k] = Vn;
+			const ku32 d = reg_cell(X[k], V[k], X2[k], U[k], Y[k], Y2[k], S[k], p, right, Q4, Q24, QE4, QE24, MCH4);
 			if (with_cigar) st4(Pr + (t - st), d);
 			if (t <= en0 && t + 3 >= st0) {  // H and the keys
-				const int kk = reg_hkey(H[k], Vn, Un, t, st0, en0, en1, r, Hprev, qe, ordg, hen, hst);
+				const int kk = reg_hkey(H[k], V[k], U[k], t, st0, en0, en1, r, Hprev, qe, ordg, hen, hst);
 				if (kk > bestK) bestK = kk, bestT = t;  // a lane's words in slot order: the first wins ties
 			}
 		}
