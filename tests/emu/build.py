@@ -92,7 +92,7 @@ def run_harness(code: str, upto: str, harness: str, out_dir) -> subprocess.Compl
     its exit status: 0 when it found no difference). For CPU tests of single device functions."""
     out_dir = Path(out_dir)
     src, exe = out_dir / "harness.cpp", out_dir / "harness"
-    src.write_text('#include "shim.h"\nunsigned g_tid, g_block, g_bdim;\nchar *emu_dyn_shared;\n'
+    src.write_text('#include "shim.h"\nunsigned g_tid, g_block, g_bdim, g_grid;\nchar *emu_dyn_shared;\n'
                    + emulated_source(code).split(upto)[0] + harness)
     cc = subprocess.run(["g++", "-O2", "-std=c++17", "-DGX_EMU", "-fwrapv", f"-I{HERE}", "-o", str(exe), str(src)],
                         capture_output=True, text=True)

@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <vector>
 
-unsigned g_tid, g_block, g_bdim;
+unsigned g_tid, g_block, g_bdim, g_grid;
 char *emu_dyn_shared;
 
 // saves the callee-saved registers and the stack pointer in *save_sp, resumes the fiber at new_sp
@@ -224,7 +224,7 @@ int emu_launch(const char *name, unsigned grid, unsigned block, unsigned shared,
 		         std::to_string(shared) + " bytes of dynamic shared memory";
 		return 1;
 	}
-	fn = f, g_bdim = block, nthr = (int)block;
+	fn = f, g_bdim = block, g_grid = grid, nthr = (int)block;
 	// $GX_EMU_REVERSE=1: the fibers take turns from the last thread to the first, so that a value read
 	// between two barriers before its writer has written it (a race the GPU may or may not show)
 	// changes the result in one of the two orders

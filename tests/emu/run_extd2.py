@@ -56,6 +56,37 @@ def _extd2_jobs(batch, qs, ts, w, flag, zdrop: int, end_bonus: int):
                     np.full(n, end_bonus, np.int32), np.asarray(flag, np.int32))
 
 
+def repeat_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
+    """n low-complexity jobs (homopolymers and repeats of period 2-4, a few bases changed or not, of
+    20-700 bp each way, lengths that differ): many cells of one anti-diagonal share their H, so the
+    exact maximum's order among equal values (slot groups, en0, the tail, the first slot) decides
+    max_t and the Z-drop; flags as --exact-full-band draws them."""
+    qs, ts = [], []
+    for _ in range(n):
+        unit = rng.integers(0, 4, int(rng.integers(1, 5))).astype(np.uint8)
+        lq, lt = (int(x) for x in rng.integers(20, 700, 2))
+        q, t = np.resize(unit, lq), np.resize(np.roll(unit, int(rng.integers(0, len(unit)))), lt)
+        for x in (q, t):
+            k = int(rng.integers(0, 4))
+            x[rng.integers(0, len(x), k)] = rng.integers(0, 4, k)
+        qs.append(q), ts.append(t)
+    return _extd2_jobs(batch, qs, ts, np.full(n, -1), np.zeros(n), zdrop, end_bonus)
+
+
+def zdrop_jobs(rng, batch, n: int, end_bonus: int, max_len: int = 900):
+    """n jobs alike for their first 30-300 bases and unrelated after (300-max_len bp each way), with a Z-drop
+    of 5-60 drawn per job: many anti-diagonals of the unrelated part are tested, their maxima are often
+    tied, and which slot wins moves the Z-drop's gap term (max_t, |tl - ql|)."""
+    qs, ts = [], []
+    for _ in range(n):
+        k, lq, lt = int(rng.integers(30, 300)), int(rng.integers(300, max_len)), int(rng.integers(300, max_len))
+        t = rng.integers(0, 4, lt).astype(np.uint8)
+        qs.append(np.r_[t[:k], rng.integers(0, 4, lq - k)].astype(np.uint8)), ts.append(t)
+    b = _extd2_jobs(batch, qs, ts, np.full(n, -1), np.zeros(n), 0, end_bonus)
+    b.zdrop = rng.integers(5, 61, n).astype(np.int32)
+    return b
+
+
 def band_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
     """n band-limited extensions as minimap2 makes them (the exact flag sets of the GPU test, a band of
     w 100-960 on 800-2400 bp sequences with ONT-like errors, the preset's Z-drop and end bonus): rings of
@@ -116,6 +147,9 @@ def main() -> int:
     ap.add_argument("--chunked", action="store_true", help="subset, empty sequences, a budget of many chunks")
     ap.add_argument("--full-band", action="store_true",
                     help="every job APPROX_MAX (half with REV_CIGAR) with a band covering the matrix")
+    ap.add_argument("--exact-full-band", action="store_true",
+                    help="every job exact (flags 0, EXTZ_ONLY, REV_CIGAR) with a band covering the matrix, and as many "
+                         "low-complexity ones (repeat_jobs) and ones with a small Z-drop (zdrop_jobs)")
     ap.add_argument("--expect", default="", help="comma-separated DP kernels (w1_smem, reg8x2_e, ...) that must run")
     a = ap.parse_args()
 
@@ -125,7 +159,7 @@ def main() -> int:
         sys.exit(f"run_extd2.py: got the real CuPy ({cupy.__file__}); put tests/emu/fakecupy first on PYTHONPATH")
     from gpuext.backends import cpu
     from gpuext.backends.cuda import ksw_extd2 as gpu
-    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_REV_CIGAR, JobBatch
+    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY, KSW_EZ_REV_CIGAR, JobBatch
     from tests.kernel.test_ksw_extd2 import PRESETS, _with_empty_sequences, describe_diff, random_jobs
 
     if a.big_share is not None:
@@ -133,7 +167,7 @@ def main() -> int:
     knobs = {k: os.environ[k] for k in ("GPUEXT_KSW_REG", "GPUEXT_KSW_REG_SHAPES", "GPUEXT_KSW_W1_BLOCKS",
                                         "GPUEXT_KSW_FB", "GPUEXT_KSW_FBH", "GPUEXT_KSW_FB2", "GPUEXT_KSW_WIDE_LG", "GPUEXT_KSW_PAIRS",
                                         "GPUEXT_KSW_RP",
-                                        "GX_EMU_REVERSE") if k in os.environ}
+                                        "GPUEXT_KSW_FBX", "GX_EMU_REVERSE") if k in os.environ}
     print(f"seed {a.seed}, knobs {knobs or 'default'}")
     problems, seen = [], set()
     for pi, preset in enumerate(a.presets.split(",")):
@@ -147,6 +181,12 @@ def main() -> int:
             b = JobBatch.concat([b, band_jobs(rng, b, a.bands, *PRESETS[preset][6:8])])
         if a.full_band:   # first-pass gap fills, as ksw_extd2_dp_fb* takes them
             b.flag = np.where(rng.random(b.n) < 0.5, KSW_EZ_APPROX_MAX, KSW_EZ_APPROX_MAX | KSW_EZ_REV_CIGAR)
+            b.flag = b.flag.astype(np.int32)
+            b.w = np.where(rng.random(b.n) < 0.3, -1, np.maximum(b.qlen(), b.tlen()) - 1).astype(np.int32)
+        if a.exact_full_band:   # second-pass gap fills and whole-matrix extensions, as ksw_extd2_dp_fbx takes them
+            b = JobBatch.concat([b, repeat_jobs(rng, b, b.n, *PRESETS[preset][6:8]),
+                                 zdrop_jobs(rng, b, b.n, PRESETS[preset][7])])
+            b.flag = rng.choice([0, KSW_EZ_EXTZ_ONLY, KSW_EZ_REV_CIGAR, KSW_EZ_EXTZ_ONLY | KSW_EZ_REV_CIGAR], b.n)
             b.flag = b.flag.astype(np.int32)
             b.w = np.where(rng.random(b.n) < 0.3, -1, np.maximum(b.qlen(), b.tlen()) - 1).astype(np.int32)
         runs = [(np.arange(b.n), None)]

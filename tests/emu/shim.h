@@ -16,10 +16,11 @@
 #include <functional>
 
 struct emu_dim3 { unsigned x, y, z; };
-extern unsigned g_tid, g_block, g_bdim;
+extern unsigned g_tid, g_block, g_bdim, g_grid;
 #define threadIdx (emu_dim3{g_tid, 0, 0})
 #define blockIdx (emu_dim3{g_block, 0, 0})
 #define blockDim (emu_dim3{g_bdim, 1, 1})
+#define gridDim (emu_dim3{g_grid, 1, 1})
 #define __global__
 #define __device__
 #define __host__

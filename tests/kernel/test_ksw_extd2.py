@@ -209,7 +209,8 @@ def test_full_band_kernels_only_where_exact(monkeypatch):
     """The full-band kernels take a batch's jobs only where their arithmetic is ksw2's: the scoring
     of map-ont, map-hifi and sr qualifies; a gap cost over int8's in-band range, a score outside the
     byte table ([-16, 15]: asm5's mismatch -19) or GPUEXT_KSW_FB=0 keeps them out (the ring kernels
-    run those jobs). Bit 1, two jobs per warp, follows bit 0 unless GPUEXT_KSW_FBH=0; bits 8 and up,
+    run those jobs). Bit 1, two jobs per warp, follows bit 0 unless GPUEXT_KSW_FBH=0; bit 2, big exact
+    jobs in the pass pipeline (ksw_extd2_dp_fbx), follows bit 0 unless GPUEXT_KSW_FBX=0; bits 8 and up,
     the qlen + tlen bound of two jobs per lane in 16-bit halves, follow bit 0 unless GPUEXT_KSW_FB2=0
     (map-ont: 8 (L + 2 * 24 + 2 L + 25 + 2) + 135 <= 32767 for L <= 1334)."""
     from gpuext.backends.cuda.ksw_extd2 import _fb_on, _swapped_gaps
@@ -218,14 +219,16 @@ def test_full_band_kernels_only_where_exact(monkeypatch):
     for preset, (a, b, q, e, q2, e2, *_) in PRESETS.items():
         s = Scoring(score_matrix(a, b), q, e, q2, e2)
         fb = _fb_on(*_swapped_gaps(s), s.mat)
-        assert fb & 255 == (0 if preset == "asm5" else 3), preset
+        assert fb & 255 == (0 if preset == "asm5" else 7), preset
         assert (fb >> 8 > 500) == (preset != "asm5"), preset
     assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) >> 8 == 1334
     assert not _fb_on(4, 2, 100, 30, score_matrix(2, 4))            # (q+e)+(q2+e2) > 127
     assert not _fb_on(4, 2, 24, 1, score_matrix(16, 4))             # match score 16
     assert not _fb_on(4, 2, 24, 1, score_matrix(2, 17))             # mismatch -17
-    assert _fb_on(4, 2, 24, 1, score_matrix(15, 16)) & 255 == 3
+    assert _fb_on(4, 2, 24, 1, score_matrix(15, 16)) & 255 == 7
     monkeypatch.setenv("GPUEXT_KSW_FBH", "0")
+    assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) & 255 == 5
+    monkeypatch.setenv("GPUEXT_KSW_FBX", "0")
     assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) & 255 == 1
     monkeypatch.setenv("GPUEXT_KSW_FB2", "0")
     assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) == 1
@@ -386,6 +389,32 @@ def test_full_band_kernels_match_ksw2(preset, monkeypatch):
     monkeypatch.setenv("GPUEXT_KSW_FB", "0")
     _rerun_matches(batch, ref, "GPUEXT_KSW_FB=0")
     assert ksw_extd2.last_stats["jobs_per_team_size"]["fb"] == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("preset", ["map-ont", "map-hifi", "sr"])
+def test_exact_full_band_pipeline_matches_ksw2(preset, monkeypatch):
+    """Big exact jobs whose band covers the matrix (flags 0, EXTZ_ONLY, REV_CIGAR; random, low-complexity
+    and small-Z-drop ones, some of several kb, so that the books block stops the passes while they run)
+    take ksw_extd2_dp_fbx and match ksw2; with GPUEXT_KSW_FBX=0 the teams take them, also matching."""
+    from gpuext.backends.cuda import ksw_extd2
+    from tests.emu.run_extd2 import repeat_jobs, zdrop_jobs
+
+    rng = np.random.default_rng([SEED, 7])
+    b = random_jobs(rng, preset, 200, max_len=3000)
+    b = JobBatch.concat([b, repeat_jobs(rng, b, 100, *PRESETS[preset][6:8]),
+                         zdrop_jobs(rng, b, 100, PRESETS[preset][7]), zdrop_jobs(rng, b, 8, PRESETS[preset][7], 6000)])
+    b.flag = rng.choice([0, KSW_EZ_EXTZ_ONLY, KSW_EZ_REV_CIGAR, KSW_EZ_EXTZ_ONLY | KSW_EZ_REV_CIGAR], b.n).astype(np.int32)
+    b.w = np.where(rng.random(b.n) < 0.3, -1, np.maximum(b.qlen(), b.tlen()) - 1).astype(np.int32)
+    monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)
+    ref, got = _run_both(b)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(b, ref, got)
+    live = (b.qlen() > 0) & (b.tlen() > 0)
+    assert ksw_extd2.last_stats["jobs_per_team_size"]["fbx"] == live.sum()
+    monkeypatch.setenv("GPUEXT_KSW_FBX", "0")
+    _rerun_matches(b, ref, "GPUEXT_KSW_FBX=0")
+    assert ksw_extd2.last_stats["jobs_per_team_size"]["fbx"] == 0
 
 
 @pytest.mark.gpu

@@ -15,7 +15,8 @@ pass of a big job, and two jobs per lane in 16-bit halves (fixed and fresh seed)
 bands; warp teams of 8 and 16 (BIG_JOB_SHARE 0), and of 4 (GPUEXT_KSW_TEAM_MID=4); rings in global memory (jobs over 16 kb that Z-drop
 ends early) on 16 warps and on one; the one-warp kernel's other block sizes (GPUEXT_KSW_W1_BLOCKS); a
 subset with empty sequences cut into many chunks; the ring pipeline (GPUEXT_KSW_RP) on band-limited
-extensions and on 16-warp and global-ring-sized jobs; teams, one-warp and pass-pipeline kernels with the
+extensions and on 16-warp and global-ring-sized jobs; the exact pass pipeline (ksw_extd2_dp_fbx) on big exact
+full-band jobs, low-complexity ones and ones with small Z-drops; teams, one-warp and pass-pipeline kernels with the
 threads of a block taking turns in reverse order (a race between barriers changes the result in one of
 the two orders). Each case also names the DP kernels that must have run. tests/kernel/test_ksw_extd2.py makes the same comparison on a GPU.
 """
@@ -82,6 +83,14 @@ CASES = {
                         "1", "--seed", "61", "--expect", "fbp,fbh13x2"], {}),
     "full-band-team": (["--presets", "map-ont,sr", "--jobs", "30", "--max-len", "3000", "--full-band", "--big-share",
                         "0", "--seed", "31", "--expect", "fb4,fbp"], {}),
+    # big exact full-band jobs (second-pass gap fills, whole-matrix extensions) in the pass pipeline with
+    # the books block (ksw_extd2_dp_fbx), with low-complexity and small-Z-drop jobs (ties at the
+    # anti-diagonals' maxima), fixed and fresh seed, the latter in reverse thread order
+    "exact-full-band": (["--presets", "map-ont,map-hifi,sr", "--jobs", "40", "--max-len", "1500",
+                         "--exact-full-band", "--big-share", "0", "--seed", "7", "--expect", "fbx"], {}),
+    "exact-full-band-fresh-reversed": (["--presets", "map-ont,map-hifi,sr", "--jobs", "40", "--max-len", "1500",
+                                        "--exact-full-band", "--big-share", "0", "--seed", str(FRESH),
+                                        "--expect", "fbx"], {"GX_EMU_REVERSE": "1"}),
     "generic-sc": (["--presets", "map-ont,sr", "--transition", "2", "--jobs", "40", "--edges", "--seed", "13",
                     "--expect", "w1_smem_b2"], {"GPUEXT_KSW_W1_BLOCKS": "2"}),
     "tiny": (["--jobs", "400", "--max-len", "40", "--seed", "17"], {}),

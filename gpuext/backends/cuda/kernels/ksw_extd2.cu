@@ -1539,12 +1539,84 @@ __device__ __forceinline__ void fb_store(ku8* p, const ku32 (&dw)[(K + 3) / 4])
 	static_assert(KP <= 16, "fb_store: at most 16 columns per lane");
 }
 
+// ---- exact full-band jobs in the pass pipeline (ksw_extd2_dp_fbx) ----------------------------------
+// A job whose band covers the matrix is a clean DP in exact mode too (§1.8, consequences); only its
+// books differ from a first-pass gap fill's. dp_fb<EX> runs its passes as dp_fbp does and each pass
+// keeps, per anti-diagonal, the largest key 8 H + ord (max_ord, ksw2's order) of its cells with that
+// cell's row t: a lane's cell of column j on row i lies on anti-diagonal i + j, so lane L of a pass of
+// K columns per lane meets anti-diagonal R = s + p W + (K - 1) L in steps s - K + 1 .. s (columns K - 1
+// .. 0) and has its cells of R after step s (a running key per column, shifted by one each step). The
+// lanes above met R K - 1 steps earlier: lane L + 1 hands its (key, t) down by a shuffle into a delay
+// line of K - 1 steps, so that lane 0 holds the pass's (key, t) of anti-diagonal s + p W after step s
+// and stores it (part[s]); the pass runs K - 1 steps per lane past its last row for the last ones.
+// Ties: the first slot (least t) wins, and a lane's earlier cells and the lanes above have the lesser t.
+// Lane 0 publishes its step count every 16 steps (progx, after a fence). The books block, the job's
+// last, combines the passes' keys of 32 anti-diagonals at a time (a lane each), with H of the last
+// column (colH, mqe) and of the last row (rowH, mte), and runs lines 359-366 in order; on a Z-drop it
+// raises the job's stop flag, which the passes poll every 16 steps and while they wait for rows (they
+// may compute past the Z-drop: nothing reads it), and it backtracks the job. Blocks start in index
+// order and wait only for earlier blocks, so none waits forever.
+#define KEY_EMPTY ((int)0x80000000)
+template <int K>
+__device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen, int npass, int zdrop, int e2,
+										  const int2* part, ki64 NSX, const int* colH, const int* rowH,
+										  const int* progp, int* stopf, int* __restrict__ res, int n_res)
+{
+	constexpr int W = 32 * K;
+	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
+	int score = KSW_NEG_INF, zdropped = 0;
+	const int nd = qlen + tlen - 1, lal = (qlen - (npass - 1) * W + K - 1) / K;  // lanes of the last pass
+	for (int d0 = 0; d0 < nd && !zdropped; d0 += 32) {
+		const int dm = min(d0 + 31, nd - 1);
+		for (;;) {  // every pass with cells on dm has published its keys of dm (its step dm - p W)
+			bool ok = true;
+			for (int p = lane; p < npass && p * W <= dm; p += 32) {
+				const int ns = tlen - 1 + (p < npass - 1 ? 32 : lal) * K;
+				ok = ok && *(const volatile int*)&progp[p] >= min(dm - p * W + 1, ns);
+			}
+			if (!__any_sync(KSW_FULL_MASK, !ok)) break;
+			__nanosleep(256);
+		}
+		__threadfence();
+		const int d = d0 + lane;
+		int bk = KEY_EMPTY, bt = 0, he = 0, hs = 0;
+		if (d < nd) {
+			for (int p = 0; p < npass && p * W <= d; ++p) {
+				const int ns = tlen - 1 + (p < npass - 1 ? 32 : lal) * K, s = d - p * W;
+				if (s < ns) {
+					const int2 v = __ldcg(part + p * NSX + s);
+					if (v.x > bk || (v.x == bk && v.y < bt)) bk = v.x, bt = v.y;
+				}
+			}
+			if (d >= tlen - 1) he = __ldcg(rowH + d - (tlen - 1));  // H[en0] when en0 == tlen - 1
+			if (d >= qlen - 1) hs = __ldcg(colH + d - (qlen - 1));  // H[st0] when r - st0 == qlen - 1
+		}
+		for (int l = 0; l <= dm - d0; ++l) {  // the books of anti-diagonal d0 + l (lines 359-366)
+			const int r = d0 + l, k = __shfl_sync(KSW_FULL_MASK, bk, l), t = __shfl_sync(KSW_FULL_MASK, bt, l);
+			const int h_e = __shfl_sync(KSW_FULL_MASK, he, l), h_s = __shfl_sync(KSW_FULL_MASK, hs, l);
+			const int st0 = max(0, r - qlen + 1), en0 = min(r, tlen - 1);
+			if (en0 == tlen - 1 && h_e > mte) mte = h_e, mte_q = r - en0;
+			if (r - st0 == qlen - 1 && h_s > mqe) mqe = h_s, mqe_t = st0;
+			if (apply_zdrop(k >> 3, t, r - t, zdrop, e2, ez_max, max_t, max_q)) {
+				zdropped = 1;
+				break;
+			}
+			if (r == qlen + tlen - 2 && en0 == tlen - 1) score = h_e;
+		}
+	}
+	if (lane == 0) {
+		if (zdropped) *(volatile int*)stopf = 1;
+		store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
+	}
+	__syncwarp();
+}
+
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
 // are still in L2. PIPE: one pass per block of one warp, a job's passes in consecutive blocks (pend);
 // the pass buffers and row counts (prog[b], zeroed) are in global memory, so the passes of a big job
 // run on many SMs at once, each a few rows behind the one before; the last pass backtracks. Blocks
 // start in index order, so a pass's producer (block b - 1) is running or done before it.
-template <int K, bool PIPE, int NL>
+template <int K, bool PIPE, int NL, bool EX = false>
 __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
 									  const ki64* __restrict__ qst, const int* __restrict__ qlenv,
 									  const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
@@ -1554,7 +1626,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 									  const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
 									  int* __restrict__ res, int n_res, const int* __restrict__ ebv,
 									  const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
-									  int* prog, const ki64* __restrict__ pend)
+									  int* prog, const ki64* __restrict__ pend, const int* __restrict__ zdv = nullptr)
 {
 	const int lane = threadIdx.x & 31, sl = lane & (NL - 1);  // sl: the lane within the job's NL
 	// the pass pipeline: a job's passes are consecutive blocks, the largest jobs first; block b is a
@@ -1600,13 +1672,47 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(tE), "+r"(tF), "+r"(tE2), "+r"(tF2), "+r"(e8), "+r"(e28),
 		"+r"(mc7));
 	const int p1 = PIPE ? (int)(blockIdx.x - (k0 ? pend[k0 - 1] : 0)) : 0;
+	// EX: the job's blocks are its passes and then its books (fbx_books); its arena holds the pass
+	// buffers, then the passes' per-anti-diagonal maxima, the last column's and the last row's H
+	const ki64 NSX = tlen + W - 1;  // (EX) steps a pass may take: tlen - 1 + la K
+	int2* __restrict__ part = (int2*)(bufs + (ki64)npass * tlen * 4);
+	int* __restrict__ colH = (int*)(part + (ki64)npass * NSX);
+	int* __restrict__ rowH = colH + tlen;
+	int* __restrict__ progx = EX ? prog + gridDim.x : nullptr;  // steps whose keys a pass has published
+	if (EX && p1 == npass) {
+		fbx_books<K>(jid, lane, qlen, tlen, npass, zdv[jid], e2, part, NSX, colH, rowH, progx + blockIdx.x - npass,
+					 progx + blockIdx.x, res, n_res);
+		__threadfence();
+		tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res, n_res,
+			   NL << 8 | K);
+		return;
+	}
 	if (p1 >= npass) return;
+	const volatile int* stopf = EX ? progx + pend[k0] - 1 : nullptr;  // the job's books block's: 1 on a Z-drop
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
 		const int j0 = p * W + K * sl;
 		const int la = p < npass - 1 ? NL : (qlen - p * W + K - 1) / K;
 		const bool live = sl < la, last = p == npass - 1;
-		// steps of the warp: of its longest job when it holds several
+		// EX: the keys (see fbx_books). A cell (i, j) of anti-diagonal r = i + j has st0 = max(0, r - qlen
+		// + 1), so (t - st0) mod 4 is i mod 4 below row thr = qlen - j and (qlen - 1 - j) mod 4 from there
+		// (ordA); the cells near en0 (columns 0-3, the last 4 rows) take max_ord itself; a column past the
+		// query offers no key (lim)
+		int ordA[EX ? K : 1], thr[EX ? K : 1], lim[EX ? K : 1], ak[EX ? K : 1], at[EX ? K : 1];
+		int dk[EX ? K - 1 : 1], dt[EX ? K - 1 : 1];
+		if (EX) {
+#pragma unroll
+			for (int c = 0; c < K; ++c) {
+				const int j = j0 + c;
+				ordA[c] = 6 - ((qlen - 1 - j) & 3), thr[c] = qlen - j, lim[c] = j < qlen ? 0x7fffffff : KEY_EMPTY;
+				ak[c] = KEY_EMPTY, at[c] = 0;
+			}
+#pragma unroll
+			for (int c = 0; c < K - 1; ++c) dk[c] = KEY_EMPTY, dt[c] = 0;
+		}
+		// steps of the warp: of its longest job when it holds several (EX: until lane 0 has every key)
 		const int nstep = NL < 32 ? __reduce_max_sync(KSW_FULL_MASK, tlen + la - 1) : tlen + la - 1;
+		const int nsx = EX ? tlen - 1 + la * K : nstep, cq = qlen - 1 - j0;
+		int2* __restrict__ pp = part + (ki64)p * NSX;
 		// the previous pass's buffer and this pass's (one buffer reused pass after pass by one warp)
 		volatile int* __restrict__ bin = (volatile int*)bufs + (PIPE ? (ki64)(p - 1) * tlen * 4 : 0);
 		int* __restrict__ bout = bufs + (PIPE ? (ki64)p * tlen * 4 : 0);
@@ -1631,18 +1737,29 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		int ph = 0, pf = 0, pf2 = 0;
 		bool pre = false;
 		ku8* __restrict__ Pp = P + (ki64)p * S * NL * fb_kp(K) + (ki64)sl * fb_kp(K);  // this lane's bytes of step s
-		for (int s = 0; s < nstep; ++s, Pp += la * fb_kp(K)) {
+		for (int s = 0; s < nsx; ++s, Pp += la * fb_kp(K)) {
 			const int i = s - sl;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
 				int got;
-				do got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&prog[blockIdx.x - 1], 0);
-				while (got <= s);
+				bool stop = false;
+				do {
+					got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&prog[blockIdx.x - 1], 0);
+					if (EX) stop = __shfl_sync(KSW_FULL_MASK, *stopf, 0) != 0;
+				} while (got <= s && !stop);
+				if (EX && stop) break;
 				avail = got;
 				__threadfence();
 			}
 			int hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1, NL);
 			int fl = __shfl_up_sync(KSW_FULL_MASK, of, 1, NL), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1, NL);
-			if (!live || i < 0 || i >= tlen) continue;
+			const bool act = live && i >= 0 && i < tlen;
+			if (!EX && !act) continue;
+			int kc[EX ? K : 1];
+			if (EX) {
+#pragma unroll
+				for (int c = 0; c < K; ++c) kc[c] = KEY_EMPTY;
+			}
+			if (act) {
 			if (sl == 0) {
 				if (p == 0) {
 					hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
@@ -1673,6 +1790,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				// 8 H(i,j), clamped (§1.6): min(m & ~7, X) = min(m, X + 7) & ~7 for X = hd + 8 mch, a
 				// multiple of 8 (one add-min instead of a mask, an add and a min)
 				const int z = __viaddmin_s32(hd, mc7, m) & ~7;
+				if (EX) kc[c] = __viaddmin_s32(z, i >= thr[c] ? ordA[c] : 6 - (i & 3), lim[c]);
 				// the continuation bits X > H-q: the sign bits of 8H + tX - X, shifted into the word by
 				// funnel shifts, 8 bits per cell: F2 E2 F E at bits 7-4, bits 3-0 of 8H + tE - E (then
 				// bits 0-2 take the tag); the word's first cell lands in its highest byte (fb_addr)
@@ -1701,15 +1819,56 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 					*(volatile int*)&prog[blockIdx.x] = i + 1;
 				}
 			}
+			if (EX) {
+				if (j0 < 4 || i >= tlen - 4) {  // the cells at en0 or in the tail [en1, en0) (max_ord)
+#pragma unroll
+					for (int c = 0; c < K; ++c) {
+						const int r = i + j0 + c, st0 = max(0, r - qlen + 1), en0 = min(r, tlen - 1);
+						if (j0 + c < qlen) kc[c] = Hup[c] + max_ord(i, st0, en0, group_end(st0, en0));
+					}
+				}
+#pragma unroll
+				for (int c = 0; c < K; ++c) {
+					if (i == tlen - 1 && j0 + c < qlen) rowH[j0 + c] = Hup[c] >> 3;  // mte's H[en0]
+					if (c == cq) colH[i] = Hup[c] >> 3;  // mqe's H[st0]
+				}
+			}
+			}  // act
+			if (EX) {
+				// this lane's running keys move one anti-diagonal down; column c's new cell joins key c
+#pragma unroll
+				for (int c = 0; c < K; ++c) {
+					const int ok = c + 1 < K ? ak[c + 1] : KEY_EMPTY, ot = c + 1 < K ? at[c + 1] : 0;
+					const bool gt = kc[c] > ok;  // (a tie keeps the earlier row)
+					ak[c] = gt ? kc[c] : ok, at[c] = gt ? i : ot;
+				}
+				// anti-diagonal s + p W + (K - 1) sl is done here and in the lanes above (delay line)
+				const bool up = dk[0] >= ak[0];  // (the lanes above have the lesser t)
+				const int ok = up ? dk[0] : ak[0], ot = up ? dt[0] : at[0];
+				if (sl == 0) pp[s] = make_int2(ok, ot);
+				const int rk = __shfl_down_sync(KSW_FULL_MASK, ok, 1), rt = __shfl_down_sync(KSW_FULL_MASK, ot, 1);
+#pragma unroll
+				for (int c = 0; c + 1 < K - 1; ++c) dk[c] = dk[c + 1], dt[c] = dt[c + 1];
+				dk[K - 2] = sl == NL - 1 ? KEY_EMPTY : rk, dt[K - 2] = rt;
+				if ((s & 15) == 15 || s == nsx - 1) {  // the keys published 16 steps at a time
+					__syncwarp();
+					if (lane == 0) {
+						__threadfence();
+						*(volatile int*)&progx[blockIdx.x] = s + 1;
+					}
+					if (__shfl_sync(KSW_FULL_MASK, *stopf, 0)) break;
+				}
+			}
 		}
-		if (last && qlen - 1 >= j0 && qlen - 1 < j0 + K) {  // Hup holds row tlen-1: the score
+		if (!EX && last && qlen - 1 >= j0 && qlen - 1 < j0 + K) {  // Hup holds row tlen-1: the score
 #pragma unroll
 			for (int c = 0; c < K; ++c)
 				if (j0 + c == qlen - 1) res[RF_SCORE * n_res + jid] = Hup[c] >> 3;
 		}
 		__syncwarp();  // the buffer rows of this pass, for the next pass's lane 0 (one warp)
 	}
-	if (PIPE && p1 < npass - 1) return;  // the last pass backtracks: it ends after every other pass
+	if (EX || (PIPE && p1 < npass - 1)) return;  // the last pass backtracks: it ends after every other pass
+	// (EX: the books block does)
 	if (PIPE) __threadfence();
 #pragma unroll 1
 	for (int h = 0; h < 32 / NL; ++h) {  // the warp's jobs one after another
@@ -1761,6 +1920,14 @@ KSW_DP_FB(16)
 extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbp(KSW_FB_PARAMS, int* prog, const ki64* __restrict__ pend)
 {
 	dp_fb<KSW_FBP_K, true, 32>(KSW_FB_ARGS, prog, pend);
+}
+// ksw_extd2_dp_fbx: big exact full-band jobs (flags 0, EXTZ_ONLY, REV_CIGAR) in the same pipeline, a
+// job's passes and then its books block (fbx_books) in consecutive blocks (pend counts npass + 1);
+// prog holds the row counts (one int per block) and then the key step counts and stop flags (one
+// more), zeroed
+extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbx(KSW_FB_PARAMS, int* prog, const ki64* __restrict__ pend)
+{
+	dp_fb<KSW_FBP_K, true, 32, true>(KSW_FB_ARGS, prog, pend, zdv);
 }
 // ksw_extd2_dp_fbh16: full-band jobs of one pass of 16 x 16 columns, two per warp (16 lanes of 16
 // columns each): half the skew of a warp per job (15 steps, not up to 31) and the step's fixed part
@@ -2155,9 +2322,10 @@ __constant__ int FB_KS[KSW_FB_NK] = {4, 5, 6, 8, 10, 12, 16};  // as FB_K of the
 #define KSW_FB2_CLS (KSW_FBH_CLS + 1)  // ksw_extd2_dp_fb<K>x2 (K = FB_KS), then ksw_extd2_dp_fbh<K>x2
 #define KSW_FBH2_K0 13                 // (K = 13 .. 16)
 #define KSW_RP_CLS 60  // ksw_extd2_dp_rp<KC>: the ring pipeline
-#define KSW_NCLS 62  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
+#define KSW_FBX_CLS 61  // ksw_extd2_dp_fbx: big exact full-band jobs in the pass pipeline
+#define KSW_NCLS 63  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels (int32, then
-                    // two jobs per lane), the ring pipeline, + dead jobs
+                    // two jobs per lane), the ring pipeline, the exact pass pipeline, + dead jobs
 #define KSW_TOT_MID8 5  // tot[5 ..]: the middle team's long jobs per ring class (10 entries, ksw_extd2_class)
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
@@ -2269,7 +2437,10 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 		const bool smem = lg <= KSW_SMEM_MAX_LG;
 		const int L = team == 1 && smem && lg < lfloor ? lfloor : lg;
 		const int ql = o32[0 * m + k], tl = o32[1 * m + k], w = o32[2 * m + k], fl = o32[5 * m + k];
-		if ((fb & 1) && (w < 0 || w >= (ql > tl ? ql : tl) - 1) && (fl & ~KSW_EZ_REV_CIGAR) == KSW_EZ_APPROX_MAX) {
+		const bool fullb = w < 0 || w >= (ql > tl ? ql : tl) - 1;
+		// (fb & 4) a big exact one (flags 0, EXTZ_ONLY, REV_CIGAR): the pass pipeline with the books (fbx)
+		const bool fbx = (fb & 4) && big && fullb && (fl & ~(KSW_EZ_REV_CIGAR | KSW_EZ_EXTZ_ONLY)) == 0;
+		if ((fb & 1) && fullb && ((fl & ~KSW_EZ_REV_CIGAR) == KSW_EZ_APPROX_MAX || fbx)) {
 			// the fewest columns per lane (of FB_KS) that cover the query in one pass, or the most
 			int ki = 0;
 			while (ki < KSW_FB_NK - 1 && 32 * FB_KS[ki] < ql) ++ki;
@@ -2277,7 +2448,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			// step: the pipeline's time is its rows times the step's latency)
 			// or a long one over the 16-bit bound (rows of a single warp otherwise)
 			const bool fits16 = ql <= 32 * FB_KS[ki] && ql + tl <= (fb >> 8);
-			const bool pipe = (big && 32 * FB_KS[ki] < ql) || (fbp_rows > 0 && tl >= fbp_rows && !fits16);
+			const bool pipe = fbx || (big && 32 * FB_KS[ki] < ql) || (fbp_rows > 0 && tl >= fbp_rows && !fits16);
 			// (fb & 2) a job of at most 16 x 16 columns that is not big: 16 lanes of 16 (two jobs per
 			// warp; fewer steps per job but longer ones: a big job's latency would grow)
 			const bool half = (fb & 2) && ql <= 16 * 16 && !big && !pipe;
@@ -2288,13 +2459,15 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			const int npass = (ql + W - 1) / W;
 			const ki64 lanes = (ki64)(npass - 1) * NL + (ql - (npass - 1) * W + K - 1) / K;
 			const ki64 db = (lanes * (tl + NL - 1) * fb_kp(K) + 15) / 16 * 16;
-			const ki64 ring = npass > 1 ? 16 * (ki64)tl * (pipe ? npass : 1) : 0;
-			if (pipe) atomicMax(tot + 3, (unsigned long long)npass);
+			// (fbx: the pass buffers, the passes' keys of tl + W - 1 steps, then H of the last column and row)
+			const ki64 ring = fbx ? ((16 * (ki64)tl + 8 * (ki64)(tl + W - 1)) * npass + 4 * ((ki64)tl + ql) + 15) / 16 * 16
+							: npass > 1 ? 16 * (ki64)tl * (pipe ? npass : 1) : 0;
+			if (pipe) atomicMax(tot + 3, (unsigned long long)(npass + fbx));
 			const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
 			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
 			sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
 			sz[4 * (ki64)m + k] = ring;
-			cls = x2 ? KSW_FB2_CLS + (half ? KSW_FB_NK + kh - KSW_FBH2_K0 : ki)
+			cls = fbx ? KSW_FBX_CLS : x2 ? KSW_FB2_CLS + (half ? KSW_FB_NK + kh - KSW_FBH2_K0 : ki)
 					 : half ? KSW_FBH_CLS : KSW_FB_CLS + (pipe ? KSW_FB_NK : ki);
 		} else if (rp > 0 && team > 1 && !(fl & KSW_EZ_APPROX_MAX)) {
 			const int C = 128 * rp, wf = full_w(w, ql, tl), rlast = rp_rlast(ql, tl, wf);
