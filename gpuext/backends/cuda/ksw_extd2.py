@@ -22,7 +22,8 @@ Work plan of one `run` (the host never loops over the jobs):
    and on streams of higher priority (`_launch_rank`): APPROX_MAX jobs whose band covers
    the matrix (first-pass gap fills) run a clean DP (`ksw_extd2_dp_fbh16`, two jobs of up to
    256 columns per warp, `ksw_extd2_dp_fb<K>`, a warp per job, or `ksw_extd2_dp_fbp`, a block per
-   pass of a big job or of one with FBP_ROWS rows or more over the 16-bit bound; those of one pass within `_fb16_len` two per lane in 16-bit halves,
+   pass of a big job or of one with FBP_ROWS rows or more over the 16-bit bound, and `ksw_extd2_dp_fbx`, the same
+   pipeline with a books block per job, for big exact ones (second-pass gap fills); those of one pass within `_fb16_len` two per lane in 16-bit halves,
    `ksw_extd2_dp_fbh<K>x2` and `ksw_extd2_dp_fb<K>x2`); the others follow ksw2's int8 arrays lane for lane: jobs whose ring has
    at most 2**REG_MAX_LG slots in the
    register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers), the others a
