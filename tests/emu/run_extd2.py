@@ -56,6 +56,12 @@ def _extd2_jobs(batch, qs, ts, w, flag, zdrop: int, end_bonus: int):
                     np.full(n, end_bonus, np.int32), np.asarray(flag, np.int32))
 
 
+def cover_matrix(rng, b) -> np.ndarray:
+    """Bands that cover each job's matrix: -1 (no band) for about 30% of the jobs, max(qlen, tlen) - 1
+    (the least that covers it) for the rest."""
+    return np.where(rng.random(b.n) < 0.3, -1, np.maximum(b.qlen(), b.tlen()) - 1).astype(np.int32)
+
+
 def repeat_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
     """n low-complexity jobs (homopolymers and repeats of period 2-4, a few bases changed or not, of
     20-700 bp each way, lengths that differ): many cells of one anti-diagonal share their H, so the
@@ -182,13 +188,13 @@ def main() -> int:
         if a.full_band:   # first-pass gap fills, as ksw_extd2_dp_fb* takes them
             b.flag = np.where(rng.random(b.n) < 0.5, KSW_EZ_APPROX_MAX, KSW_EZ_APPROX_MAX | KSW_EZ_REV_CIGAR)
             b.flag = b.flag.astype(np.int32)
-            b.w = np.where(rng.random(b.n) < 0.3, -1, np.maximum(b.qlen(), b.tlen()) - 1).astype(np.int32)
+            b.w = cover_matrix(rng, b)
         if a.exact_full_band:   # second-pass gap fills and whole-matrix extensions, as ksw_extd2_dp_fbx takes them
             b = JobBatch.concat([b, repeat_jobs(rng, b, b.n, *PRESETS[preset][6:8]),
                                  zdrop_jobs(rng, b, b.n, PRESETS[preset][7])])
             b.flag = rng.choice([0, KSW_EZ_EXTZ_ONLY, KSW_EZ_REV_CIGAR, KSW_EZ_EXTZ_ONLY | KSW_EZ_REV_CIGAR], b.n)
             b.flag = b.flag.astype(np.int32)
-            b.w = np.where(rng.random(b.n) < 0.3, -1, np.maximum(b.qlen(), b.tlen()) - 1).astype(np.int32)
+            b.w = cover_matrix(rng, b)
         runs = [(np.arange(b.n), None)]
         if a.chunked:
             b = _with_empty_sequences(rng, b)

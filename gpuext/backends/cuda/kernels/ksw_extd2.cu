@@ -452,19 +452,26 @@ __device__ __forceinline__ void store_extz(int* __restrict__ res, int n_res, int
 	res[RF_REACH_END * n_res + jid] = 0;
 }
 
-// An exact anti-diagonal's bookkeeping (lines 359-366) from the team's largest key mK and the first
-// word mT that offered it, and the H of slots en0 and st0: mte, mqe, then the maximum or the Z-drop
-// (true: the extension stops), then the score of the last anti-diagonal
-__device__ __forceinline__ bool exact_books(int mK, ku32 mT, int r, int st0, int en0, int en1, int Hen0, int Hst0,
-											int qlen, int tlen, int zdrop, int e2, int& ez_max, int& max_t,
-											int& max_q, int& mqe, int& mqe_t, int& mte, int& mte_q, int& score)
+// An exact anti-diagonal's bookkeeping (lines 359-366) from its maximum mH at slot mt and the H of slots
+// en0 and st0: mte, mqe, then the maximum or the Z-drop (true: the extension stops), then the score of
+// the last anti-diagonal
+__device__ __forceinline__ bool slot_books(int mH, int mt, int r, int st0, int en0, int Hen0, int Hst0, int qlen,
+										   int tlen, int zdrop, int e2, int& ez_max, int& max_t, int& max_q, int& mqe,
+										   int& mqe_t, int& mte, int& mte_q, int& score)
 {
-	const int mH = mK >> 3, mt = key_slot(mK & 7, (int)mT, st0, en0, en1);
 	if (en0 == tlen - 1 && Hen0 > mte) mte = Hen0, mte_q = r - en0;  // lines 360-363
 	if (r - st0 == qlen - 1 && Hst0 > mqe) mqe = Hst0, mqe_t = st0;
 	if (apply_zdrop(mH, mt, r - mt, zdrop, e2, ez_max, max_t, max_q)) return true;
 	if (r == qlen + tlen - 2 && en0 == tlen - 1) score = Hen0;
 	return false;
+}
+// slot_books from the team's largest key mK and the first word mT that offered it
+__device__ __forceinline__ bool exact_books(int mK, ku32 mT, int r, int st0, int en0, int en1, int Hen0, int Hst0,
+											int qlen, int tlen, int zdrop, int e2, int& ez_max, int& max_t,
+											int& max_q, int& mqe, int& mqe_t, int& mte, int& mte_q, int& score)
+{
+	return slot_books(mK >> 3, key_slot(mK & 7, (int)mT, st0, en0, en1), r, st0, en0, Hen0, Hst0, qlen, tlen, zdrop,
+					  e2, ez_max, max_t, max_q, mqe, mqe_t, mte, mte_q, score);
 }
 
 // the team's (largest key, first word) from its NW >= 8 warps' (in rv, rr), by two warp reductions
@@ -1566,14 +1573,14 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
 	int score = KSW_NEG_INF, zdropped = 0;
 	const int nd = qlen + tlen - 1, lal = (qlen - (npass - 1) * W + K - 1) / K;  // lanes of the last pass
+	// the steps pass p takes (dp_fb's nsx)
+	const auto steps = [&](int p) { return tlen - 1 + (p < npass - 1 ? 32 : lal) * K; };
 	for (int d0 = 0; d0 < nd && !zdropped; d0 += 32) {
 		const int dm = min(d0 + 31, nd - 1);
 		for (;;) {  // every pass with cells on dm has published its keys of dm (its step dm - p W)
 			bool ok = true;
-			for (int p = lane; p < npass && p * W <= dm; p += 32) {
-				const int ns = tlen - 1 + (p < npass - 1 ? 32 : lal) * K;
-				ok = ok && *(const volatile int*)&progp[p] >= min(dm - p * W + 1, ns);
-			}
+			for (int p = lane; p < npass && p * W <= dm; p += 32)
+				ok = ok && *(const volatile int*)&progp[p] >= min(dm - p * W + 1, steps(p));
 			if (!__any_sync(KSW_FULL_MASK, !ok)) break;
 			__nanosleep(256);
 		}
@@ -1582,8 +1589,8 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 		int bk = KEY_EMPTY, bt = 0, he = 0, hs = 0;
 		if (d < nd) {
 			for (int p = 0; p < npass && p * W <= d; ++p) {
-				const int ns = tlen - 1 + (p < npass - 1 ? 32 : lal) * K, s = d - p * W;
-				if (s < ns) {
+				const int s = d - p * W;
+				if (s < steps(p)) {
 					const int2 v = __ldcg(part + p * NSX + s);
 					if (v.x > bk || (v.x == bk && v.y < bt)) bk = v.x, bt = v.y;
 				}
@@ -1594,14 +1601,11 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 		for (int l = 0; l <= dm - d0; ++l) {  // the books of anti-diagonal d0 + l (lines 359-366)
 			const int r = d0 + l, k = __shfl_sync(KSW_FULL_MASK, bk, l), t = __shfl_sync(KSW_FULL_MASK, bt, l);
 			const int h_e = __shfl_sync(KSW_FULL_MASK, he, l), h_s = __shfl_sync(KSW_FULL_MASK, hs, l);
-			const int st0 = max(0, r - qlen + 1), en0 = min(r, tlen - 1);
-			if (en0 == tlen - 1 && h_e > mte) mte = h_e, mte_q = r - en0;
-			if (r - st0 == qlen - 1 && h_s > mqe) mqe = h_s, mqe_t = st0;
-			if (apply_zdrop(k >> 3, t, r - t, zdrop, e2, ez_max, max_t, max_q)) {
+			if (slot_books(k >> 3, t, r, max(0, r - qlen + 1), min(r, tlen - 1), h_e, h_s, qlen, tlen, zdrop, e2, ez_max,
+						   max_t, max_q, mqe, mqe_t, mte, mte_q, score)) {
 				zdropped = 1;
 				break;
 			}
-			if (r == qlen + tlen - 2 && en0 == tlen - 1) score = h_e;
 		}
 	}
 	if (lane == 0) {
