@@ -62,6 +62,16 @@ def cover_matrix(rng, b) -> np.ndarray:
     return np.where(rng.random(b.n) < 0.3, -1, np.maximum(b.qlen(), b.tlen()) - 1).astype(np.int32)
 
 
+def exact_full_band(rng, b) -> None:
+    """b's jobs as ksw_extd2_dp_fbx takes them (second-pass gap fills, whole-matrix extensions): flags
+    0, EXTZ_ONLY, REV_CIGAR or both, drawn per job, and bands that cover the matrix (cover_matrix)."""
+    from gpuext.engine.jobs import KSW_EZ_EXTZ_ONLY, KSW_EZ_REV_CIGAR
+
+    b.flag = rng.choice([0, KSW_EZ_EXTZ_ONLY, KSW_EZ_REV_CIGAR, KSW_EZ_EXTZ_ONLY | KSW_EZ_REV_CIGAR], b.n)
+    b.flag = b.flag.astype(np.int32)
+    b.w = cover_matrix(rng, b)
+
+
 def repeat_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
     """n low-complexity jobs (homopolymers and repeats of period 2-4, a few bases changed or not, of
     20-700 bp each way, lengths that differ): many cells of one anti-diagonal share their H, so the
@@ -165,7 +175,7 @@ def main() -> int:
         sys.exit(f"run_extd2.py: got the real CuPy ({cupy.__file__}); put tests/emu/fakecupy first on PYTHONPATH")
     from gpuext.backends import cpu
     from gpuext.backends.cuda import ksw_extd2 as gpu
-    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY, KSW_EZ_REV_CIGAR, JobBatch
+    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_REV_CIGAR, JobBatch
     from tests.kernel.test_ksw_extd2 import PRESETS, _with_empty_sequences, describe_diff, random_jobs
 
     if a.big_share is not None:
@@ -192,9 +202,7 @@ def main() -> int:
         if a.exact_full_band:   # second-pass gap fills and whole-matrix extensions, as ksw_extd2_dp_fbx takes them
             b = JobBatch.concat([b, repeat_jobs(rng, b, b.n, *PRESETS[preset][6:8]),
                                  zdrop_jobs(rng, b, b.n, PRESETS[preset][7])])
-            b.flag = rng.choice([0, KSW_EZ_EXTZ_ONLY, KSW_EZ_REV_CIGAR, KSW_EZ_EXTZ_ONLY | KSW_EZ_REV_CIGAR], b.n)
-            b.flag = b.flag.astype(np.int32)
-            b.w = cover_matrix(rng, b)
+            exact_full_band(rng, b)
         runs = [(np.arange(b.n), None)]
         if a.chunked:
             b = _with_empty_sequences(rng, b)

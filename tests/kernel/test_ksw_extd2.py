@@ -401,14 +401,13 @@ def test_exact_full_band_pipeline_matches_ksw2(preset, monkeypatch):
     and small-Z-drop ones, some of several kb, so that the books block stops the passes while they run)
     take ksw_extd2_dp_fbx and match ksw2; with GPUEXT_KSW_FBX=0 the teams take them, also matching."""
     from gpuext.backends.cuda import ksw_extd2
-    from tests.emu.run_extd2 import cover_matrix, repeat_jobs, zdrop_jobs
+    from tests.emu.run_extd2 import exact_full_band, repeat_jobs, zdrop_jobs
 
     rng = np.random.default_rng([SEED, 7])
     b = random_jobs(rng, preset, 200, max_len=3000)
     b = JobBatch.concat([b, repeat_jobs(rng, b, 100, *PRESETS[preset][6:8]),
                          zdrop_jobs(rng, b, 100, PRESETS[preset][7]), zdrop_jobs(rng, b, 8, PRESETS[preset][7], 6000)])
-    b.flag = rng.choice([0, KSW_EZ_EXTZ_ONLY, KSW_EZ_REV_CIGAR, KSW_EZ_EXTZ_ONLY | KSW_EZ_REV_CIGAR], b.n).astype(np.int32)
-    b.w = cover_matrix(rng, b)
+    exact_full_band(rng, b)
     monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)
     ref, got = _run_both(b)
     d = ref.diff(got)
