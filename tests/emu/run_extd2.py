@@ -124,6 +124,28 @@ def band_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
     return _extd2_jobs(batch, qs, ts, w, flag, zdrop, end_bonus)
 
 
+def narrow_band_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
+    """n band-limited extensions with narrow bands (w 32-120) on 150-900 bp sequences of 5-25% errors,
+    a third with lengths that differ by up to 2w (band exits), the exact flag sets of the GPU test
+    (RIGHT among them): many band-edge cells read padding slots, so the stale-score rule and the
+    first-slot constants decide cells of the band (ksw_extd2_dp_fbb's region; with BIG_JOB_SHARE 0 they
+    would get a team)."""
+    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_GENERIC_SC
+    from tests.kernel.test_ksw_extd2 import FLAG_SETS, _mutate
+
+    generic = int(batch.flag[0]) & KSW_EZ_GENERIC_SC
+    exact = [f for f in FLAG_SETS if not f & KSW_EZ_APPROX_MAX]
+    qs, ts, w, flag = [], [], [], []
+    for i in range(n):
+        lt, wi = int(rng.integers(150, 900)), int(rng.integers(32, 121))
+        t = rng.integers(0, 4, lt).astype(np.uint8)
+        q = np.asarray(_mutate(rng, t, float(rng.uniform(0.05, 0.25)), 0.01), np.uint8)
+        if rng.random() < 0.33:
+            q = q[: max(1, len(q) - int(rng.integers(0, 2 * wi)))]
+        qs.append(q), ts.append(t), w.append(wi), flag.append(exact[i % len(exact)] | generic)
+    return _extd2_jobs(batch, qs, ts, w, flag, zdrop, end_bonus)
+
+
 def edge_jobs(rng, batch, zdrop: int, end_bonus: int):
     """For each ring of 2**lg slots, lg = 6..10 (the register kernels' rings), and each flag set of the
     GPU test, a job whose band is among the widest of that ring (a full ring, where slot aliasing
@@ -159,6 +181,7 @@ def main() -> int:
     ap.add_argument("--edges", action="store_true", help="ring-size edge jobs (edge_jobs)")
     ap.add_argument("--long", type=int, nargs=2, metavar=("N", "LEN"), help="N more jobs of LEN bp (long_jobs)")
     ap.add_argument("--bands", type=int, metavar="N", help="N band-limited extensions (band_jobs)")
+    ap.add_argument("--narrow-bands", type=int, metavar="N", help="N narrow band-limited extensions (narrow_band_jobs)")
     ap.add_argument("--big-share", type=float, help="the launcher's BIG_JOB_SHARE (0: teams for every wide job)")
     ap.add_argument("--chunked", action="store_true", help="subset, empty sequences, a budget of many chunks")
     ap.add_argument("--full-band", action="store_true",
@@ -183,7 +206,7 @@ def main() -> int:
     knobs = {k: os.environ[k] for k in ("GPUEXT_KSW_REG", "GPUEXT_KSW_REG_SHAPES", "GPUEXT_KSW_W1_BLOCKS",
                                         "GPUEXT_KSW_FB", "GPUEXT_KSW_FBH", "GPUEXT_KSW_FB2", "GPUEXT_KSW_WIDE_LG", "GPUEXT_KSW_PAIRS",
                                         "GPUEXT_KSW_RP",
-                                        "GPUEXT_KSW_FBX", "GX_EMU_REVERSE") if k in os.environ}
+                                        "GPUEXT_KSW_FBX", "GPUEXT_KSW_FBB", "GX_EMU_REVERSE") if k in os.environ}
     print(f"seed {a.seed}, knobs {knobs or 'default'}")
     problems, seen = [], set()
     for pi, preset in enumerate(a.presets.split(",")):
@@ -195,6 +218,8 @@ def main() -> int:
             b = JobBatch.concat([b, long_jobs(rng, b, *a.long)])
         if a.bands:
             b = JobBatch.concat([b, band_jobs(rng, b, a.bands, *PRESETS[preset][6:8])])
+        if a.narrow_bands:
+            b = JobBatch.concat([b, narrow_band_jobs(rng, b, a.narrow_bands, *PRESETS[preset][6:8])])
         if a.full_band:   # first-pass gap fills, as ksw_extd2_dp_fb* takes them
             b.flag = np.where(rng.random(b.n) < 0.5, KSW_EZ_APPROX_MAX, KSW_EZ_APPROX_MAX | KSW_EZ_REV_CIGAR)
             b.flag = b.flag.astype(np.int32)

@@ -420,6 +420,39 @@ def test_exact_full_band_pipeline_matches_ksw2(preset, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("preset", ["map-ont", "map-hifi", "asm5", "sr"])
+def test_band_pipeline_matches_ksw2(preset, monkeypatch):
+    """Big band-limited exact jobs (the GPU test's flag sets: RIGHT among them; narrow bands, where
+    padding slots and stale scores decide band cells, bands of 100-961 and a few 5,000-bp extensions of
+    w 751, long enough that the books block stops running passes) take ksw_extd2_dp_fbb with
+    GPUEXT_KSW_FBB=1 and match ksw2."""
+    from gpuext.backends.cuda import ksw_extd2
+    from tests.emu.run_extd2 import band_jobs, narrow_band_jobs
+
+    rng = np.random.default_rng([SEED, 11])
+    b = random_jobs(rng, preset, 100, max_len=3000)
+    zd, eb = PRESETS[preset][6:8]
+    b = JobBatch.concat([b, narrow_band_jobs(rng, b, 150, zd, eb), band_jobs(rng, b, 40, zd, eb)])
+    long = band_jobs(rng, b, 6, zd, eb)
+    t = [rng.integers(0, 4, 5000).astype(np.uint8) for _ in range(6)]
+    q = [np.asarray(_mutate(rng, x, 0.1, 0.01), np.uint8) for x in t]
+    long = JobBatch(long.scoring, np.concatenate(q), np.r_[0, np.cumsum([len(x) for x in q])].astype(np.int64),
+                    np.concatenate(t), np.arange(7, dtype=np.int64) * 5000, long.kernel, np.full(6, 751, np.int32),
+                    long.zdrop, long.end_bonus, long.flag)
+    b = JobBatch.concat([b, long])
+    monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)
+    monkeypatch.setenv("GPUEXT_KSW_FBB", "1")
+    ref, got = _run_both(b)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(b, ref, got)
+    ql, tl = b.qlen(), b.tlen()
+    takes = ((ql > 0) & (tl > 0) & (b.w >= 32) & (b.w < np.maximum(ql, tl) - 1)
+             & ((b.flag & (KSW_EZ_APPROX_MAX | KSW_EZ_GENERIC_SC)) == 0))
+    assert takes.sum() > 150
+    assert ksw_extd2.last_stats["jobs_per_team_size"]["fbb"] == takes.sum()
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_register_kernels_match_ksw2(preset, monkeypatch):
     """Jobs whose ring has at most 1024 slots run in the register kernels (every ring size, both

@@ -91,6 +91,14 @@ CASES = {
     "exact-full-band-fresh-reversed": (["--presets", "map-ont,map-hifi,sr", "--jobs", "40", "--max-len", "1500",
                                         "--exact-full-band", "--big-share", "0", "--seed", str(FRESH),
                                         "--expect", "fbx"], {"GX_EMU_REVERSE": "1"}),
+    # big band-limited exact jobs in the pass pipeline by rows of ksw2's aligned region (ksw_extd2_dp_fbb,
+    # opt-in), narrow bands (stale scores and padding slots decide band cells) and wide ones, fixed and
+    # fresh seed, the latter in reverse thread order
+    "band-pipeline": (["--presets", "map-ont,map-hifi,asm5,sr", "--jobs", "2", "--narrow-bands", "40", "--bands", "4",
+                       "--big-share", "0", "--seed", "7", "--expect", "fbb"], {"GPUEXT_KSW_FBB": "1"}),
+    "band-pipeline-fresh-reversed": (["--presets", "map-ont,map-hifi,asm5,sr", "--jobs", "2", "--narrow-bands", "40",
+                                      "--bands", "4", "--big-share", "0", "--seed", str(FRESH), "--expect", "fbb"],
+                                     {"GPUEXT_KSW_FBB": "1", "GX_EMU_REVERSE": "1"}),
     "generic-sc": (["--presets", "map-ont,sr", "--transition", "2", "--jobs", "40", "--edges", "--seed", "13",
                     "--expect", "w1_smem_b2"], {"GPUEXT_KSW_W1_BLOCKS": "2"}),
     "tiny": (["--jobs", "400", "--max-len", "40", "--seed", "17"], {}),

@@ -81,13 +81,16 @@ KSW_FB2_CLS = KSW_FBH_CLS + 1   # ksw_extd2_dp_fb<K>x2 (K = FB_K[c - KSW_FB2_CLS
                                 # (K = FBH2_K[...]): the same jobs in 16-bit halves, two per lane (_fb16_len)
 FBH2_K = (13, 14, 15, 16)       # columns per lane of ksw_extd2_dp_fbh<K>x2 (16 lanes per job)
 FB_THREADS = 128           # threads per block of the full-band kernels
-FB_JOBS_PER_WARP = {"fb": 1, "fbp": 1, "fbx": 1, "fbh": 2, "fb2": 2, "fbh2": 4}   # (fbp, fbx: a warp per pass)
+FB_JOBS_PER_WARP = {"fb": 1, "fbp": 1, "fbx": 1, "fbb": 1, "fbh": 2, "fb2": 2, "fbh2": 4}   # (fbp, fbx: a warp per pass)
 KSW_RP_CLS = 60            # ksw_extd2_dp_rp<KC>: the ring pipeline (exact jobs that would get a team)
 RP_KC = 0                  # its words per lane (chunks of 128 KC target slots), 0: off, the teams keep
                            # those jobs ($GPUEXT_KSW_RP=1|2 turns it on: performance.md, 2026-11-23 fifth session)
 KSW_FBX_CLS = 61           # ksw_extd2_dp_fbx: big exact full-band jobs in the pass pipeline, with their books
-KSW_NCLS = 63              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
-                           # 11 full-band two per lane, the ring pipeline, the exact pass pipeline, + jobs not run
+KSW_FBB_CLS = 62           # ksw_extd2_dp_fbb: big band-limited exact jobs in the pass pipeline (rows of ksw2's
+                           # aligned region, dp_bx), with their books ($GPUEXT_KSW_FBB=0: the teams keep them)
+FBB_MAX_JOBS = 1024         # jobs per launch of ksw_extd2_dp_fbb (its books blocks wait for later blocks)
+KSW_NCLS = 64              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
+                           # 11 full-band two per lane, the ring pipeline, the exact pass pipelines, + jobs not run
 # register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
 # smallest G that fits with K <= 8 (fewest lanes idle, the per-anti-diagonal work shared by 32/G
 # jobs); $GPUEXT_KSW_REG_SHAPES overrides entries (e.g. "8:16x4,9:32x4") for timing
@@ -212,14 +215,18 @@ def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
     for A/B timing), and only where ksw2's in-band int8 values cannot wrap, (q+e)+(q2+e2) <= 127
     (spec §1.6; minimap2's mm_check_opt enforces it), and the scores they use (match, mismatch, N)
     lie in [-16, 15] (their byte table holds 8 * score + 132); and (bit 1) whether those of at most
-    256 columns run two per warp in ksw_extd2_dp_fbh16 ($GPUEXT_KSW_FBH, 0: a warp each)."""
+    256 columns run two per warp in ksw_extd2_dp_fbh16 ($GPUEXT_KSW_FBH, 0: a warp each); (bit 3) whether big
+    band-limited exact jobs run by rows of ksw2's region in ksw_extd2_dp_fbb ($GPUEXT_KSW_FBB=1; off by
+    default: exact, and E. coli's longest extensions 12.5 -> 7.8 ms, but the class crowds the throughput
+    classes, performance.md, tenth session)."""
     sc_n = int(mat[24]) if int(mat[24]) != 0 else -e2
     scores_ok = all(-16 <= v <= 15 for v in (int(mat[0]), int(mat[1]), sc_n))
     on = os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and (q + e) + (q2 + e2) <= 127 and scores_ok
     half = os.environ.get("GPUEXT_KSW_FBH", "1").strip() != "0"
     exact = os.environ.get("GPUEXT_KSW_FBX", "1").strip() != "0"
     x2 = _fb16_len(q, e, q2, e2, int(mat[0])) if on and os.environ.get("GPUEXT_KSW_FB2", "1").strip() != "0" else 0
-    return int(on) | (int(on and half) << 1) | (int(on and exact) << 2) | (x2 << 8)
+    band = os.environ.get("GPUEXT_KSW_FBB", "0").strip() not in ("", "0")
+    return int(on) | (int(on and half) << 1) | (int(on and exact) << 2) | (int(band) << 3) | (x2 << 8)
 
 
 def _fb16_len(q: int, e: int, q2: int, e2: int, mch: int) -> int:
@@ -314,6 +321,8 @@ def _class_key(c: int) -> tuple:
         return "rp", _rp_kc()
     if c == KSW_FBX_CLS:
         return "fbx", _fbp_k()
+    if c == KSW_FBB_CLS:
+        return "fbb", 4
     if c >= KSW_FB2_CLS + len(FB_K):
         return "fbh2", FBH2_K[c - KSW_FB2_CLS - len(FB_K)]
     if c >= KSW_FB2_CLS:
@@ -342,6 +351,9 @@ def _launch_rank_of_kind(key: tuple) -> tuple[int, int]:
         return 2, 0
     if _is_team(kind):
         return 2, 0 if kind == 16 else 1
+    if kind == "fbb":   # ($GPUEXT_KSW_FBB_RANK="priority,position" for A/B timing)
+        r = os.environ.get("GPUEXT_KSW_FBB_RANK", "2,1").split(",")
+        return int(r[0]), int(r[1])
     if kind == "fbx":
         return 2, 2
     if kind == "fbp":
@@ -381,7 +393,7 @@ def _launch_rank(key: tuple, warps: float | None = None) -> tuple[int, int]:
     ms, when their blocks waited behind the two-per-warp class's thousands)."""
     r = _launch_rank_of_kind(key)
     few = _env_int("GPUEXT_KSW_FEW", FEW_WARPS)   # (0: off, for A/B timing)
-    if warps is not None and warps <= few and not _is_team(key[0]) and key[0] not in ("fbp", "fbx", "rp"):
+    if warps is not None and warps <= few and not _is_team(key[0]) and key[0] not in ("fbp", "fbx", "fbb", "rp"):
         return max(r[0], 1), min(r[1], 5)
     return r
 
@@ -561,7 +573,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 cnt = summ[:KSW_NCLS - 1]
                 cum = summ[KSW_NCLS:KSW_NCLS + 4]
                 sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
-                for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbx", "fbh", "fb2", "fbh2", "rp"):
+                for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbx", "fbb", "fbh", "fb2", "fbh2", "rp"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):
                     stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
@@ -585,6 +597,11 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 parts = []
                 for key in (_launch_order(present, warps) if prio else present):
                     c, n = present[key], int(cnt[present[key]])
+                    if key[0] == "fbb":   # fewer books blocks per launch than SM slots (ksw_extd2_dp_fbb:
+                        # half the slots of its 16 one-warp blocks per SM)
+                        nb = max(1, min(FBB_MAX_JOBS, 8 * cupy.cuda.Device().attributes["MultiProcessorCount"]))
+                        parts += [(key, c, int(first[c]) + a, min(nb, n - a)) for a in range(0, n, nb)]
+                        continue
                     n8 = min(n, int(summ[KSW_NCLS + 4 + TOT_MID8 + c - 10])) if key[0] == 8 and mid8 else n
                     parts += [(key, c, int(first[c]), n8)] if n8 else []
                     parts += [((4, key[1]), c, int(first[c]) + n8, n - n8)] if n > n8 else []
@@ -595,7 +612,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         fn = mod.get_function(_reg_kernel_name(*shapes[L], key[2]))
                         tpb, shm = REG_THREADS, 0
                         jobs_per_block = REG_THREADS // shapes[L][0]
-                    elif nw in ("fbp", "fbx"):   # a block (one warp) per pass of each job (fbx: and its books)
+                    elif nw in ("fbp", "fbx", "fbb"):   # a block (one warp) per pass of each job (fbx, fbb: and
+                        # its books)
                         fn = mod.get_function(f"ksw_extd2_dp_{nw}")
                         tpb, shm, jobs_per_block = 32, 0, 1
                     elif nw == "rp":   # a block (one warp) per chunk of each job
@@ -628,14 +646,20 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     with st:
                         ev_a = st.record() if serial else ev_in
                         nblk = (n + jobs_per_block - 1) // jobs_per_block
-                        if nw in ("fbp", "fbx"):   # a block per pass, a job's passes one after another (the
+                        if nw in ("fbp", "fbx", "fbb"):   # a block per pass, a job's passes one after another (the
                             # largest job's first: blocks start in index order, and on a crowded GPU a
                             # pass that starts late holds up the rest of its job); the row counts (fbx:
                             # then its books block, and the key step counts and stop flags)
-                            nblk = n * max_pass   # (max_pass counts an fbx job's books block)
-                            pend = cupy.cumsum(((d_qlen[d_sel] + (32 * fbp_k - 1)) // (32 * fbp_k)
-                                                + (nw == "fbx")).astype(i64))
-                            keep += [cupy.zeros(nblk * (1 + (nw == "fbx")), i32), pend]
+                            nblk = n * max_pass   # (max_pass counts an fbx or fbb job's books block)
+                            if nw == "fbb":   # the books blocks, then the jobs' passes pass by pass (at most
+                                # max_pass - 1 each); row counts, key step counts, stop flags
+                                nblk = n + n * (max_pass - 1)
+                                pend = cupy.zeros(1, i64)   # (not used)
+                                keep += [cupy.zeros(2 * n * (max_pass - 1) + n, i32), pend]
+                            else:
+                                pend = cupy.cumsum(((d_qlen[d_sel] + (32 * fbp_k - 1)) // (32 * fbp_k)
+                                                    + (nw == "fbx")).astype(i64))
+                                keep += [cupy.zeros(nblk * (1 + (nw == "fbx")), i32), pend]
                             args += (keep[-2], pend)
                         elif nw == "rp":   # a block per chunk, ordered by its first anti-diagonal (a
                             # chunk's producer, the chunk below, then comes first); progress counts and

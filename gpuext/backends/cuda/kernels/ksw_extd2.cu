@@ -1933,6 +1933,319 @@ extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbx(KSW_FB_PARAMS,
 {
 	dp_fb<KSW_FBP_K, true, 32, true>(KSW_FB_ARGS, prog, pend, zdv);
 }
+// ---- band-limited exact jobs in the pass pipeline (ksw_extd2_dp_fbb) --------------------------------
+// ksw2 computes cell (i, j) (slot t = i, anti-diagonal r = i + j) exactly when st_a(r) <= i <= en_a(r),
+// its 16-aligned range (§1.8): a staircase region around the band, whose cells outside the band read
+// stale values and feed the band-edge cells. dp_bx walks rows, as dp_fb does, over the region
+// instead of anti-diagonals: a cell needs (x, v, x2) of the cell above and (u, y, y2) of the cell to
+// its left, which are the region's cells when they lie in it, else ksw2's initial contents
+// (-(q+e), -(q+e), -(q2+e2): the first-slot constants of lines 149-159 when the cell above is
+// outside, a block never computed before otherwise), except the boundaries: row 0 reads the top
+// row's v of lines 156-159, column 0 the left column's u of lines 160-163 (which overrides the
+// computed padding cell (r, -1) whenever (r, 0) is in the region). So a cell outside the region
+// outputs those constants, and the region's cells read them. Columns past qlen, rows past tlen and
+// columns below 0 never reach a cell of the matrix (§1.8) and are not kept. In row i the region is the
+// columns [r_lo - i, r_hi - i] of r_lo = max(i0, 2 i0 - w), r_hi = min(i1 + qlen - 2, 2 i1 + w - 2)
+// (i0 = i & ~15, i1 = i0 + 16). The score of a cell is this anti-diagonal's when its slot is in the
+// score store [st0, send] (score_end), else the last one stored at that slot (0 if none): a byte
+// running along the row, from column -15 (a store reaches at most 15 slots past en0 <= r), so the
+// passes start at column -BX_J0. H follows the row in the band (-w <= i - j <= w), entering from the
+// cell above at en0 (H[en0-1] + u), and carries its last value across the cells outside the band
+// (ksw2's H[t] keeps it). Keys, passes, books and stop flag as in dp_fb<EX> (fbx), with the band's
+// st0, en0 and en1 in the ords; the books stop at a band exit (st0 > en0) too.
+// The values are ksw2's int8 in the top byte of a 32-bit word (sums wrap as int8's, signed compares
+// order by the top byte), the maximum's tag (ksw2's order) in the low bits, as cell4 does in halves.
+#define BX_J0 16  // the passes start at column -BX_J0
+__device__ __forceinline__ int bx_npass(int qlen) { return (qlen + BX_J0 + 127) >> 7; }
+// rows of pass p: from the first whose region can reach its columns (r_hi - i <= i + w + 30) to the
+// last whose score stores can reach them (a store covers slot i only from column i - 30 - w)
+__device__ __forceinline__ int bx_ia(int p, int w) { return max(0, p * 128 - BX_J0 - w - 30); }
+__device__ __forceinline__ int bx_ib(int p, int w, int tlen) { return min(tlen - 1, p * 128 - BX_J0 + 127 + 30 + w); }
+__device__ __forceinline__ int bx_la(int p, int npass, int qlen) { return p < npass - 1 ? 32 : (qlen + BX_J0 - p * 128 + 3) >> 2; }
+// steps of a pass at most (rows + 32 lanes x 4 - 1) and bytes of a pass's direction bytes
+__host__ __device__ __forceinline__ int bx_rows(int w, int tlen) { return min(tlen, 2 * w + 188); }
+__device__ __forceinline__ ki64 bx_stride(int w, int tlen) { return (ki64)(bx_rows(w, tlen) + 31) * 128; }
+// byte offset of cell (i, j)'s direction (j >= 0, (i, j) in the region): per pass and step, the la
+// lanes' 4 bytes side by side (the first column in the highest byte)
+__device__ __forceinline__ ki64 bx_addr(int i, int j, int qlen, int tlen, int w)
+{
+	const int jj = j + BX_J0, p = jj >> 7, L = (jj & 127) >> 2, c = jj & 3;
+	const int la = bx_la(p, bx_npass(qlen), qlen), s = i - bx_ia(p, w) + L;
+	return (ki64)p * bx_stride(w, tlen) + ((ki64)s * la + L) * 4 + 3 - c;
+}
+// the region's columns in row i: [lo, hi] within the matrix
+__device__ __forceinline__ void bx_region(int i, int qlen, int w, int nd, int& lo, int& hi)
+{
+	const int i0 = i & ~15, i1 = i0 + 16;
+	lo = max(max(i0, 2 * i0 - w) - i, 0);
+	hi = min(min(min(i1 + qlen - 2, 2 * i1 + w - 2), nd - 1) - i, qlen - 1);
+}
+// top-byte words: a byte b as b << 24
+__device__ __forceinline__ int tb8(int b) { return (int)((ku32)b << 24); }
+// u, y, y2 (top bytes of U, Y, Y2) and the stale score (top byte of S) packed into one word, and back
+__device__ __forceinline__ ku32 bx_pack(ku32 U, ku32 Y, ku32 Y2, ku32 S)
+{
+	return __byte_perm(__byte_perm(U, Y, 0x0073u), __byte_perm(Y2, S, 0x0073u), 0x5410u);
+}
+
+template <bool RIGHT>
+__device__ __forceinline__ void bx_pass(int jid, int p, int npass, int lane, int qlen, int tlen, int w,
+										const ku8* __restrict__ Q, const ku8* __restrict__ T, ku8* __restrict__ P,
+										int2* __restrict__ bufs, int2* __restrict__ part, ki64 NSX,
+										int* __restrict__ colH, int* __restrict__ rowH, int* progr, int* progk,
+										const volatile int* stopf, const signed char* __restrict__ mat, int q_,
+										int e_, int q2_, int e2_)
+{
+	KSW_SETUP;
+	const int nd = qlen + tlen - 1, cp0 = p * 128 - BX_J0, j0 = cp0 + 4 * lane;
+	const int la = bx_la(p, npass, qlen), ia = bx_ia(p, w), ib = bx_ib(p, w, tlen);
+	const int ibp = p > 0 ? bx_ib(p - 1, w, tlen) : -1;  // the previous pass's last row
+	const bool live = lane < la, last = p == npass - 1;
+	const int nrows = ib - ia + 1;
+	const int nsx = nrows > 0 ? nrows - 1 + 4 * la : 0;
+	const int C1 = tb8(-qe), C2 = tb8(-qe2), Qs = tb8(q), Q2s = tb8(q2), QEs = tb8(qe), QE2s = tb8(qe2);
+	const int MCHs = tb8(sc_mch);
+	constexpr int tS = RIGHT ? 0 : 4, tX = RIGHT ? 1 : 3, tY = 2, tX2 = RIGHT ? 3 : 1, tY2 = RIGHT ? 4 : 0;
+	const ku32 MIS4 = rep4(sc_mis), MCH4 = rep4(sc_mch), N4 = rep4(sc_N), SC_HI = (ku32)(ku8)sc_N;
+	// the column state of the row above: x, v, x2 (top bytes), the H carried along that row
+	int Xu[4], Vu[4], X2u[4], Hu[4], ak[4], at[4], dk[3], dt[3];
+	ku32 qsel[4];
+#pragma unroll
+	for (int c = 0; c < 4; ++c) {
+		const int j = j0 + c;
+		Xu[c] = C1, X2u[c] = C2, Hu[c] = KSW_NEG_INF;
+		Vu[c] = ia == 0 && j >= 0 ? tb8(boundary_diff(j, qe, e, e2, long_thres, long_diff)) : C1;  // row -1
+		qsel[c] = (ku32)(j >= 0 && j < qlen ? Q[j] : 0) << 12 | 0x555u;  // byte 3: the score, bytes 0-2: 0
+		ak[c] = KEY_EMPTY, at[c] = 0;
+	}
+#pragma unroll
+	for (int c = 0; c < 3; ++c) dk[c] = KEY_EMPTY, dt[c] = 0;
+	const int2* __restrict__ bin = bufs + (ki64)(p - 1) * tlen;
+	int2* __restrict__ bout = bufs + (ki64)p * tlen;
+	int2* __restrict__ pp = part + (ki64)p * NSX;
+	int avail = p > 0 ? 0 : tlen;
+	ku32 ow = 0;  // this lane's last column after the previous step: packed u, y, y2, stale score
+	int oH = KSW_NEG_INF;
+	ku8* __restrict__ Pp = P + (ki64)p * bx_stride(w, tlen) + 4 * lane;
+	for (int s = 0; s < nsx; ++s, Pp += 4 * la) {
+		const int i = ia + s - lane;
+		if (p > 0 && s < nrows && ia + s <= ibp && ia + s >= avail) {  // lane 0 needs row ia + s of pass p - 1
+			int got;
+			bool stop = false;
+			do {
+				got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&progr[p - 1], 0);
+				stop = __shfl_sync(KSW_FULL_MASK, *stopf, 0) != 0;
+			} while (got <= ia + s && !stop);
+			if (stop) break;
+			avail = got;
+			__threadfence();
+		}
+		ku32 lw = __shfl_up_sync(KSW_FULL_MASK, ow, 1);
+		int Hl = __shfl_up_sync(KSW_FULL_MASK, oH, 1);
+		const bool act = live && i >= ia && i <= ib;
+		int kc[4] = {KEY_EMPTY, KEY_EMPTY, KEY_EMPTY, KEY_EMPTY};
+		if (act) {
+			if (lane == 0) {
+				if (p > 0 && i <= ibp) {
+					const int2 v = __ldcg((const int2*)&bin[i]);  // (from L2: written by another SM)
+					lw = (ku32)v.x, Hl = v.y;
+				} else lw = bx_pack(C1, C1, C2, 0), Hl = KSW_NEG_INF;
+			}
+			int U = (int)(lw << 24), Y = (int)(lw << 16 & 0xff000000u), Y2 = (int)(lw << 8 & 0xff000000u);
+			int Sst = (int)(lw & 0xff000000u);
+			const ku32 tb = T[i];
+			const ku32 sc_row = tb == 4 ? N4 : MIS4 ^ ((MIS4 ^ MCH4) & (0xffu << 8 * tb));
+			int lo, hi;
+			bx_region(i, qlen, w, nd, lo, hi);
+			const bool lastrow = i == tlen - 1;
+			// the band's columns in row i, and those up to which a band cell is en0 (the target's end,
+			// the query's start (r = i), or en0 = (r + w) >> 1)
+			const int blo = max(0, i - w), bhi = min(qlen - 1, i + w), e0hi = lastrow ? qlen : max(0, i - w + 1);
+			ku32 dw = 0;
+#pragma unroll
+			for (int c = 0; c < 4; ++c) {
+				const int j = j0 + c, r = i + j;
+				if (j == 0) {  // the left column (lines 160-163); H(0, -1) + v gives H(0, 0) = v - (q+e)
+					U = tb8(boundary_diff(i, qe, e, e2, long_thres, long_diff)), Y = C1, Y2 = C2;
+					Hl = i == 0 ? -qe : KSW_NEG_INF;
+				}
+				// this anti-diagonal's band, score store and exact-maximum groups
+				const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
+				if (i >= st0 && i <= score_end(st0, en0, false)) Sst = (int)__byte_perm(sc_row, SC_HI, qsel[c]);
+				const int a = Xu[c] + Vu[c], b = Y + U, a2 = X2u[c] + Vu[c], b2 = Y2 + U;
+				const int m = __vimax3_s32(__vimax3_s32(Sst + tS, a + tX, b + tY), a2 + tX2, b2 + tY2);
+				const int z = min(m & (int)0xff000000u, MCHs);
+				int un = z - Vu[c], vn = z - U;
+				const int t1 = z - Qs, t2 = z - Q2s;
+				const int ap = a - t1, bp = b - t1, a2p = a2 - t2, b2p = b2 - t2;
+				const int ar = max(ap, 0), br = max(bp, 0), a2r = max(a2p, 0), b2r = max(b2p, 0);
+				int xn = ar - QEs, yn = br - QEs, x2n = a2r - QE2s, y2n = b2r - QE2s;
+				// the continuation bits as signs: a' > 0 (left: relu(a') + 0x7fffffff < 0), a' >= 0 (RIGHT)
+				ku32 cb = __funnelshift_lc(RIGHT ? ~(ku32)b2p : (ku32)b2r + 0x7fffffffu, 0u, 1);
+				cb = __funnelshift_lc(RIGHT ? ~(ku32)a2p : (ku32)a2r + 0x7fffffffu, cb, 1);
+				cb = __funnelshift_lc(RIGHT ? ~(ku32)bp : (ku32)br + 0x7fffffffu, cb, 1);
+				cb = __funnelshift_lc(RIGHT ? ~(ku32)ap : (ku32)ar + 0x7fffffffu, cb, 1);
+				const ku32 code = RIGHT ? (ku32)m & 7u : 4u - ((ku32)m & 7u);
+				dw = dw << 8 | cb << 3 | code;
+				// H in the band (from the cell above at en0), else carried; the exact maximum's key
+				const bool inb = j >= blo && j <= bhi, isen0 = j <= e0hi;
+				const int H = !inb ? Hl : isen0 && i > 0 ? Hu[c] + (un >> 24) : Hl + (vn >> 24);
+				if (inb) {
+					const int en1 = group_end(st0, en0);
+					kc[c] = 8 * H + (isen0 ? 7 : i >= en1 ? 2 - (i - en1) : 6 - ((i - st0) & 3));
+					if (lastrow) rowH[j] = H;  // mte's H[en0]
+					if (j == qlen - 1) colH[i] = H;  // mqe's H[st0]
+				}
+				if (j < lo || j > hi) un = vn = xn = yn = C1, x2n = y2n = C2;  // outside the region
+				Xu[c] = xn, Vu[c] = vn, X2u[c] = x2n, Hu[c] = H;
+				U = un, Y = yn, Y2 = y2n, Hl = H;
+			}
+			*(ku32*)Pp = dw;
+			ow = bx_pack(U, Y, Y2, Sst), oH = Hl;
+			if (!last && lane == 31) {
+				*(int2*)&bout[i] = make_int2((int)ow, oH);
+				if ((i & 15) == 15 || i == ib) {  // rows published 16 at a time
+					__threadfence();
+					*(volatile int*)&progr[p] = i == ib ? tlen : i + 1;
+				}
+			}
+		}
+		// the keys, as dp_fb<EX>: this lane's running keys move one anti-diagonal down, column c's cell
+		// joins key c; lane 0 stores the pass's key of anti-diagonal cp0 + ia + s
+#pragma unroll
+		for (int c = 0; c < 4; ++c) {
+			const int ok = c + 1 < 4 ? ak[c + 1] : KEY_EMPTY, ot = c + 1 < 4 ? at[c + 1] : 0;
+			const bool gt = kc[c] > ok;  // (a tie keeps the earlier row)
+			ak[c] = gt ? kc[c] : ok, at[c] = gt ? i : ot;
+		}
+		const bool up = dk[0] >= ak[0];  // (the lanes above have the lesser t)
+		const int ok = up ? dk[0] : ak[0], ot = up ? dt[0] : at[0];
+		if (lane == 0) pp[s] = make_int2(ok, ot);
+		const int rk = __shfl_down_sync(KSW_FULL_MASK, ok, 1), rt = __shfl_down_sync(KSW_FULL_MASK, ot, 1);
+		dk[0] = dk[1], dt[0] = dt[1], dk[1] = dk[2], dt[1] = dt[2];
+		dk[2] = lane == 31 ? KEY_EMPTY : rk, dt[2] = rt;
+		if ((s & 15) == 15 || s == nsx - 1) {  // the keys published 16 steps at a time
+			__syncwarp();
+			if (lane == 0) {
+				__threadfence();
+				*(volatile int*)&progk[p] = s + 1;
+			}
+			if (__shfl_sync(KSW_FULL_MASK, *stopf, 0)) break;
+		}
+	}
+	if (!last && lane == 31 && nrows <= 0) *(volatile int*)&progr[p] = tlen;  // (no rows)
+}
+
+// the books of a band-limited job (fbx_books with the band's st0 and en0, and its exit): pass p holds
+// anti-diagonal d at step d - cp0 - ia
+__device__ __forceinline__ void bx_books(int jid, int lane, int qlen, int tlen, int w, int npass, int zdrop, int e2,
+										 const int2* part, ki64 NSX, const int* colH, const int* rowH,
+										 const int* progp, int* stopf, int* __restrict__ res, int n_res)
+{
+	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
+	int score = KSW_NEG_INF, zdropped = 0;
+	const int nd = qlen + tlen - 1;
+	const auto d0p = [&](int p) { return p * 128 - BX_J0 + bx_ia(p, w); };  // anti-diagonal of step 0
+	const auto steps = [&](int p) {
+		const int nr = bx_ib(p, w, tlen) - bx_ia(p, w) + 1;
+		return nr > 0 ? nr - 1 + 4 * bx_la(p, npass, qlen) : 0;
+	};
+	for (int d0 = 0; d0 < nd && !zdropped; d0 += 32) {
+		const int dm = min(d0 + 31, nd - 1);
+		for (;;) {  // every pass with cells on [d0, dm] has published its keys up to dm
+			bool ok = true;
+			for (int p = lane; p < npass; p += 32) {
+				const int a = d0p(p), n = steps(p);
+				if (n > 0 && a <= dm && a + n > d0) ok = ok && *(const volatile int*)&progp[p] >= min(dm - a + 1, n);
+			}
+			if (!__any_sync(KSW_FULL_MASK, !ok)) break;
+			__nanosleep(256);
+		}
+		__threadfence();
+		const int d = d0 + lane;
+		int bk = KEY_EMPTY, bt = 0, he = 0, hs = 0;
+		if (d < nd) {
+			for (int p = 0; p < npass; ++p) {
+				const int s = d - d0p(p);
+				if (s >= 0 && s < steps(p)) {
+					const int2 v = __ldcg(part + p * NSX + s);
+					if (v.x > bk || (v.x == bk && v.y < bt)) bk = v.x, bt = v.y;
+				}
+			}
+			if (d >= tlen - 1) he = __ldcg(rowH + d - (tlen - 1));  // H[en0] when en0 == tlen - 1
+			if (d >= qlen - 1 && d - (qlen - 1) < tlen) hs = __ldcg(colH + d - (qlen - 1));  // H[st0]
+		}
+		for (int l = 0; l <= dm - d0; ++l) {  // the books of anti-diagonal d0 + l (lines 142-145, 359-366)
+			const int r = d0 + l, k = __shfl_sync(KSW_FULL_MASK, bk, l), t = __shfl_sync(KSW_FULL_MASK, bt, l);
+			const int h_e = __shfl_sync(KSW_FULL_MASK, he, l), h_s = __shfl_sync(KSW_FULL_MASK, hs, l);
+			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
+			if (st0 > en0 || slot_books(k >> 3, t, r, st0, en0, h_e, h_s, qlen, tlen, zdrop, e2, ez_max, max_t, max_q,
+										 mqe, mqe_t, mte, mte_q, score)) {
+				zdropped = 1;
+				break;
+			}
+		}
+	}
+	if (lane == 0) {
+		if (zdropped) *(volatile int*)stopf = 1;
+		store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
+	}
+	__syncwarp();
+}
+
+// ksw_extd2_dp_fbb: big band-limited exact jobs (not GENERIC_SC) of the list, n = n_list: first a
+// books block per job (bx_books), then pass 0 of every job, pass 1 of every job, ... (a block of one
+// warp each, MP = (gridDim.x - n) / n passes at most per job). A pass of a band-limited job starts about
+// 170 steps after the one before it and runs about 2 w of them, so ordering the blocks by pass keeps
+// about the passes that run at the time resident (ordered by job, the first jobs' late passes held SM
+// slots, spinning, while the later jobs waited). Each block waits only for an earlier one of its job,
+// except the books blocks, which wait for the passes: fewer books blocks than SM slots (the launcher's
+// FBB_MAX_JOBS per launch) cannot fill the GPU. prog (zeroed): the row counts of job k's passes at
+// k MP + p, their key step counts at n MP + k MP + p, the job's stop flag at 2 n MP + k. The books block
+// writes the result and backtracks (tb_job, fbk -1: bx_addr's layout). pend is not used. (On the CPU
+// emulator, whose blocks run one after another, the books blocks come last.)
+#ifndef FBB_MIN_BLOCKS
+#define FBB_MIN_BLOCKS 16  // blocks of one warp per SM that its register cap allows (20: 96 registers, no spills)
+#endif
+extern "C" __global__ void __launch_bounds__(32, FBB_MIN_BLOCKS) ksw_extd2_dp_fbb(KSW_FB_PARAMS, int* prog, const ki64* __restrict__ pend)
+{
+	const int lane = threadIdx.x & 31, n = n_list, MP = (gridDim.x - n) / n;
+#ifdef GX_EMU  // the CPU emulator runs blocks one after another: the books blocks last
+	const int b = blockIdx.x < gridDim.x - n ? blockIdx.x + n : blockIdx.x - (gridDim.x - n);
+#else
+	const int b = blockIdx.x;
+#endif
+	const bool books = b < n;
+	const int k = books ? b : (b - n) % n, p = books ? -1 : (b - n) / n;
+	const int jid = jlist[k];
+	const int qlen = qlenv[jid], tlen = tlenv[jid], w = wv[jid], npass = bx_npass(qlen);
+	if (p >= npass) return;
+	int2* bufs = (int2*)(ring_arena + ring_off[jid]);
+	const ki64 NSX = bx_rows(w, tlen) + 128;
+	int2* part = bufs + (ki64)npass * tlen;
+	int* colH = (int*)(part + (ki64)npass * NSX);
+	int* rowH = colH + tlen;
+	int* progr = prog + (ki64)k * MP;
+	int* progk = prog + (ki64)n * MP + (ki64)k * MP;
+	int* stopf = prog + 2 * (ki64)n * MP + k;
+	if (books) {
+		bx_books(jid, lane, qlen, tlen, w, npass, zdv[jid], (signed char)e2, part, NSX, colH, rowH, progk, stopf, res,
+				 n_res);
+		__threadfence();
+		tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res, n_res, -1);
+		return;
+	}
+	const ku8* Q = qseq + qst[jid];
+	const ku8* T = tseq + tst[jid];
+	ku8* P = dir + dir_off[jid];
+	if (flv[jid] & KSW_EZ_RIGHT)
+		bx_pass<true>(jid, p, npass, lane, qlen, tlen, w, Q, T, P, bufs, part, NSX, colH, rowH, progr, progk, stopf, mat,
+					  q, e, q2, e2);
+	else
+		bx_pass<false>(jid, p, npass, lane, qlen, tlen, w, Q, T, P, bufs, part, NSX, colH, rowH, progr, progk, stopf,
+					   mat, q, e, q2, e2);
+}
+
 // ksw_extd2_dp_fbh16: full-band jobs of one pass of 16 x 16 columns, two per warp (16 lanes of 16
 // columns each): half the skew of a warp per job (15 steps, not up to 31) and the step's fixed part
 // over 16 cells
@@ -2246,17 +2559,18 @@ __device__ __forceinline__ void tb_job(
 			else a = 0, b = lane;
 			const int ci = i - a, cj = j - b;
 			ku32 val = 0;  // this lane's window cell: direction byte, or (force << 8)
-			if (ci >= 0 && cj >= 0 && fbk) {  // a full-band job (dp_fb): no cell is forced; its
+			if (ci >= 0 && cj >= 0 && fbk > 0) {  // a full-band job (dp_fb): no cell is forced; its
 				// byte holds 4 - state in bits 0-2 and ksw2's bits 0x08..0x40 at 0x10..0x80
 				val = P[fb_addr(ci, cj, qlen, tlen, fbk)];
 				val = (val >> 1 & 0x78u) | (4 - (val & 7u));
-			} else if (ci >= 0 && cj >= 0) {
+			} else if (ci >= 0 && cj >= 0) {  // a ring job, or (fbk < 0) dp_bx's layout, ksw2's byte
 				const int rr = ci + cj;
 				const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;
 				int force = 0;
 				if (ci < st) force = 2;
 				if (ci > en) force = 1;
-				val = force ? (ku32)force << 8 : (ku32)P[(ki64)DO[rr] * 16 + (ci - st)];
+				val = force ? (ku32)force << 8
+					  : (ku32)P[fbk < 0 ? bx_addr(ci, cj, qlen, tlen, w) : (ki64)DO[rr] * 16 + (ci - st)];
 			}
 			const ku32 nxt = tb_next(val), hop = tb_hop(mode, lane);
 			int l = 0;
@@ -2327,7 +2641,8 @@ __constant__ int FB_KS[KSW_FB_NK] = {4, 5, 6, 8, 10, 12, 16};  // as FB_K of the
 #define KSW_FBH2_K0 13                 // (K = 13 .. 16)
 #define KSW_RP_CLS 60  // ksw_extd2_dp_rp<KC>: the ring pipeline
 #define KSW_FBX_CLS 61  // ksw_extd2_dp_fbx: big exact full-band jobs in the pass pipeline
-#define KSW_NCLS 63  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
+#define KSW_FBB_CLS 62  // ksw_extd2_dp_fbb: big band-limited exact jobs in the pass pipeline
+#define KSW_NCLS 64  // (16, 4, 1 warps) x (rings 2^14 .. 2^6 in shared memory, global), register
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels (int32, then
                     // two jobs per lane), the ring pipeline, the exact pass pipeline, + dead jobs
 #define KSW_TOT_MID8 5  // tot[5 ..]: the middle team's long jobs per ring class (10 entries, ksw_extd2_class)
@@ -2414,7 +2729,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 // that is not big and has qlen + tlen <= fb >> 8 (the launcher's 16-bit bound; 0: none) takes the
 // same kernel's two-jobs-per-lane form, ksw_extd2_dp_fb<K>x2 (KSW_FB2_CLS + its index) or
 // ksw_extd2_dp_fbh<K>x2 (KSW_FB2_CLS + KSW_FB_NK + K - 13, K the fewest of 13..16 that cover the
-// query), sized likewise. With rp = KC > 0, an exact job (no APPROX_MAX) that would get a team takes the
+// query), sized likewise. With fb & 8, a big (or team-sized) band-limited exact job that is not
+// GENERIC_SC and has w >= 32 takes ksw_extd2_dp_fbb (KSW_FBB_CLS; its arenas: dp_bx). With rp = KC > 0, an exact job (no APPROX_MAX) that would get a team takes the
 // ring pipeline instead (KSW_RP_CLS, ksw_extd2_dp_rp<KC>): its ring arena holds the chunks' handover
 // slots and records (dp_rp). KSW_NCLS - 1 for jobs that do not run. key: the class, then the band
 // cells, largest first.
@@ -2473,6 +2789,19 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			sz[4 * (ki64)m + k] = ring;
 			cls = fbx ? KSW_FBX_CLS : x2 ? KSW_FB2_CLS + (half ? KSW_FB_NK + kh - KSW_FBH2_K0 : ki)
 					 : half ? KSW_FBH_CLS : KSW_FB_CLS + (pipe ? KSW_FB_NK : ki);
+		} else if ((fb & 8) && !fullb && w >= 32 && (big || team > 1) && !(fl & (KSW_EZ_APPROX_MAX | KSW_EZ_GENERIC_SC))) {
+			// (fb & 8) a band-limited exact one that is big or would get a team: rows in the pass pipeline (dp_bx),
+			// its direction bytes per pass (bx_addr), the pass buffers (8 bytes per row and pass), the
+			// passes' keys, then H of the last column and row
+			const int npass = (ql + BX_J0 + 127) >> 7;
+			const ki64 db = (ki64)npass * ((ki64)(min(tl, 2 * w + 188) + 31) * 128);
+			const ki64 ring = ((8 * (ki64)tl + 8 * (ki64)(min(tl, 2 * w + 188) + 128)) * npass + 4 * ((ki64)tl + ql) + 15) / 16 * 16;
+			atomicMax(tot + 3, (unsigned long long)(npass + 1));
+			const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
+			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
+			sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
+			sz[4 * (ki64)m + k] = ring;
+			cls = KSW_FBB_CLS;
 		} else if (rp > 0 && team > 1 && !(fl & KSW_EZ_APPROX_MAX)) {
 			const int C = 128 * rp, wf = full_w(w, ql, tl), rlast = rp_rlast(ql, tl, wf);
 			const int nch = rp_nch(C, tl, wf, rlast);

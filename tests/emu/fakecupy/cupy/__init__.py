@@ -146,6 +146,7 @@ _null_stream = _Stream()
 class _Device:
     def __init__(self, device: int = 0):
         self.id = device
+        self.attributes = {"MultiProcessorCount": 132}   # an H100's (the launcher sizes some launches by it)
 
 
 class _Runtime:
