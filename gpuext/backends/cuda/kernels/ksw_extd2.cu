@@ -1564,23 +1564,26 @@ __device__ __forceinline__ void fb_store(ku8* p, const ku32 (&dw)[(K + 3) / 4])
 // may compute past the Z-drop: nothing reads it), and it backtracks the job. Blocks start in index
 // order and wait only for earlier blocks, so none waits forever.
 #define KEY_EMPTY ((int)0x80000000)
-template <int K>
-__device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen, int npass, int zdrop, int e2,
-										  const int2* part, ki64 NSX, const int* colH, const int* rowH,
-										  const int* progp, int* stopf, int* __restrict__ res, int n_res)
+// The books of a job in a pass pipeline (fbx, fbb): pass p holds anti-diagonal d at step d - d0p(p) of
+// its steps(p) (fbx: step s of pass p is anti-diagonal s + p W; fbb: dp_bx); the band's st0 and en0 come
+// from w (a covering band for fbx, whose formulas then never clip) and a band exit stops the job
+template <class D0, class ST>
+__device__ __forceinline__ void pass_books(int jid, int lane, int qlen, int tlen, int w, int npass, int zdrop, int e2,
+										   const int2* part, ki64 NSX, const int* colH, const int* rowH,
+										   const int* progp, int* stopf, int* __restrict__ res, int n_res, D0 d0p,
+										   ST steps)
 {
-	constexpr int W = 32 * K;
 	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
 	int score = KSW_NEG_INF, zdropped = 0;
-	const int nd = qlen + tlen - 1, lal = (qlen - (npass - 1) * W + K - 1) / K;  // lanes of the last pass
-	// the steps pass p takes (dp_fb's nsx)
-	const auto steps = [&](int p) { return tlen - 1 + (p < npass - 1 ? 32 : lal) * K; };
+	const int nd = qlen + tlen - 1;
 	for (int d0 = 0; d0 < nd && !zdropped; d0 += 32) {
 		const int dm = min(d0 + 31, nd - 1);
-		for (;;) {  // every pass with cells on dm has published its keys of dm (its step dm - p W)
+		for (;;) {  // every pass with cells on [d0, dm] has published its keys up to dm
 			bool ok = true;
-			for (int p = lane; p < npass && p * W <= dm; p += 32)
-				ok = ok && *(const volatile int*)&progp[p] >= min(dm - p * W + 1, steps(p));
+			for (int p = lane; p < npass; p += 32) {
+				const int a = d0p(p), n = steps(p);
+				if (n > 0 && a <= dm && a + n > d0) ok = ok && *(const volatile int*)&progp[p] >= min(dm - a + 1, n);
+			}
 			if (!__any_sync(KSW_FULL_MASK, !ok)) break;
 			__nanosleep(256);
 		}
@@ -1588,9 +1591,9 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 		const int d = d0 + lane;
 		int bk = KEY_EMPTY, bt = 0, he = 0, hs = 0;
 		if (d < nd) {
-			for (int p = 0; p < npass && p * W <= d; ++p) {
-				const int s = d - p * W;
-				if (s < steps(p)) {
+			for (int p = 0; p < npass; ++p) {
+				const int s = d - d0p(p);
+				if (s >= 0 && s < steps(p)) {
 					const int2 v = __ldcg(part + p * NSX + s);
 					if (v.x > bk || (v.x == bk && v.y < bt)) bk = v.x, bt = v.y;
 				}
@@ -1598,11 +1601,12 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 			if (d >= tlen - 1) he = __ldcg(rowH + d - (tlen - 1));  // H[en0] when en0 == tlen - 1
 			if (d >= qlen - 1) hs = __ldcg(colH + d - (qlen - 1));  // H[st0] when r - st0 == qlen - 1
 		}
-		for (int l = 0; l <= dm - d0; ++l) {  // the books of anti-diagonal d0 + l (lines 359-366)
+		for (int l = 0; l <= dm - d0; ++l) {  // the books of anti-diagonal d0 + l (lines 142-145, 359-366)
 			const int r = d0 + l, k = __shfl_sync(KSW_FULL_MASK, bk, l), t = __shfl_sync(KSW_FULL_MASK, bt, l);
 			const int h_e = __shfl_sync(KSW_FULL_MASK, he, l), h_s = __shfl_sync(KSW_FULL_MASK, hs, l);
-			if (slot_books(k >> 3, t, r, max(0, r - qlen + 1), min(r, tlen - 1), h_e, h_s, qlen, tlen, zdrop, e2, ez_max,
-						   max_t, max_q, mqe, mqe_t, mte, mte_q, score)) {
+			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
+			if (st0 > en0 || slot_books(k >> 3, t, r, st0, en0, h_e, h_s, qlen, tlen, zdrop, e2, ez_max, max_t, max_q,
+										 mqe, mqe_t, mte, mte_q, score)) {
 				zdropped = 1;
 				break;
 			}
@@ -1613,6 +1617,16 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 		store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
 	}
 	__syncwarp();
+}
+template <int K>
+__device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen, int w, int npass, int zdrop, int e2,
+										  const int2* part, ki64 NSX, const int* colH, const int* rowH,
+										  const int* progp, int* stopf, int* __restrict__ res, int n_res)
+{
+	constexpr int W = 32 * K;
+	const int lal = (qlen - (npass - 1) * W + K - 1) / K;  // lanes of the last pass
+	pass_books(jid, lane, qlen, tlen, w, npass, zdrop, e2, part, NSX, colH, rowH, progp, stopf, res, n_res,
+			   [&](int p) { return p * W; }, [&](int p) { return tlen - 1 + (p < npass - 1 ? 32 : lal) * K; });
 }
 
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
@@ -1684,8 +1698,8 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	int* __restrict__ rowH = colH + tlen;
 	int* __restrict__ progx = EX ? prog + gridDim.x : nullptr;  // steps whose keys a pass has published
 	if (EX && p1 == npass) {
-		fbx_books<K>(jid, lane, qlen, tlen, npass, zdv[jid], e2, part, NSX, colH, rowH, progx + blockIdx.x - npass,
-					 progx + blockIdx.x, res, n_res);
+		fbx_books<K>(jid, lane, qlen, tlen, full_w(wv[jid], qlen, tlen), npass, zdv[jid], e2, part, NSX, colH, rowH,
+					 progx + blockIdx.x - npass, progx + blockIdx.x, res, n_res);
 		__threadfence();
 		tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res, n_res,
 			   NL << 8 | K);
@@ -2136,61 +2150,17 @@ __device__ __forceinline__ void bx_pass(int jid, int p, int npass, int lane, int
 	if (!last && lane == 31 && nrows <= 0) *(volatile int*)&progr[p] = tlen;  // (no rows)
 }
 
-// the books of a band-limited job (fbx_books with the band's st0 and en0, and its exit): pass p holds
-// anti-diagonal d at step d - cp0 - ia
+// the books of a band-limited job: pass p holds anti-diagonal d at step d - cp0 - ia (dp_bx)
 __device__ __forceinline__ void bx_books(int jid, int lane, int qlen, int tlen, int w, int npass, int zdrop, int e2,
 										 const int2* part, ki64 NSX, const int* colH, const int* rowH,
 										 const int* progp, int* stopf, int* __restrict__ res, int n_res)
 {
-	int ez_max = 0, max_t = -1, max_q = -1, mqe = KSW_NEG_INF, mqe_t = -1, mte = KSW_NEG_INF, mte_q = -1;
-	int score = KSW_NEG_INF, zdropped = 0;
-	const int nd = qlen + tlen - 1;
-	const auto d0p = [&](int p) { return p * 128 - BX_J0 + bx_ia(p, w); };  // anti-diagonal of step 0
-	const auto steps = [&](int p) {
-		const int nr = bx_ib(p, w, tlen) - bx_ia(p, w) + 1;
-		return nr > 0 ? nr - 1 + 4 * bx_la(p, npass, qlen) : 0;
-	};
-	for (int d0 = 0; d0 < nd && !zdropped; d0 += 32) {
-		const int dm = min(d0 + 31, nd - 1);
-		for (;;) {  // every pass with cells on [d0, dm] has published its keys up to dm
-			bool ok = true;
-			for (int p = lane; p < npass; p += 32) {
-				const int a = d0p(p), n = steps(p);
-				if (n > 0 && a <= dm && a + n > d0) ok = ok && *(const volatile int*)&progp[p] >= min(dm - a + 1, n);
-			}
-			if (!__any_sync(KSW_FULL_MASK, !ok)) break;
-			__nanosleep(256);
-		}
-		__threadfence();
-		const int d = d0 + lane;
-		int bk = KEY_EMPTY, bt = 0, he = 0, hs = 0;
-		if (d < nd) {
-			for (int p = 0; p < npass; ++p) {
-				const int s = d - d0p(p);
-				if (s >= 0 && s < steps(p)) {
-					const int2 v = __ldcg(part + p * NSX + s);
-					if (v.x > bk || (v.x == bk && v.y < bt)) bk = v.x, bt = v.y;
-				}
-			}
-			if (d >= tlen - 1) he = __ldcg(rowH + d - (tlen - 1));  // H[en0] when en0 == tlen - 1
-			if (d >= qlen - 1 && d - (qlen - 1) < tlen) hs = __ldcg(colH + d - (qlen - 1));  // H[st0]
-		}
-		for (int l = 0; l <= dm - d0; ++l) {  // the books of anti-diagonal d0 + l (lines 142-145, 359-366)
-			const int r = d0 + l, k = __shfl_sync(KSW_FULL_MASK, bk, l), t = __shfl_sync(KSW_FULL_MASK, bt, l);
-			const int h_e = __shfl_sync(KSW_FULL_MASK, he, l), h_s = __shfl_sync(KSW_FULL_MASK, hs, l);
-			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
-			if (st0 > en0 || slot_books(k >> 3, t, r, st0, en0, h_e, h_s, qlen, tlen, zdrop, e2, ez_max, max_t, max_q,
-										 mqe, mqe_t, mte, mte_q, score)) {
-				zdropped = 1;
-				break;
-			}
-		}
-	}
-	if (lane == 0) {
-		if (zdropped) *(volatile int*)stopf = 1;
-		store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
-	}
-	__syncwarp();
+	pass_books(jid, lane, qlen, tlen, w, npass, zdrop, e2, part, NSX, colH, rowH, progp, stopf, res, n_res,
+			   [&](int p) { return p * 128 - BX_J0 + bx_ia(p, w); },
+			   [&](int p) {
+				   const int nr = bx_ib(p, w, tlen) - bx_ia(p, w) + 1;
+				   return nr > 0 ? nr - 1 + 4 * bx_la(p, npass, qlen) : 0;
+			   });
 }
 
 // ksw_extd2_dp_fbb: big band-limited exact jobs (not GENERIC_SC) of the list, n = n_list: first a
