@@ -108,19 +108,29 @@ def band_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
     w 100-960 on 800-2400 bp sequences with ONT-like errors, the preset's Z-drop and end bonus): rings of
     2**10 slots, so that the middle team takes them (with BIG_JOB_SHARE 0), two anti-diagonals per round
     where w + 33 <= 992 (dp_team's PAIRS), one per round above."""
+    from tests.kernel.test_ksw_extd2 import _mutate
+
+    def draw():
+        t = rng.integers(0, 4, int(rng.integers(800, 2400))).astype(np.uint8)
+        q = _mutate(rng, t, float(rng.uniform(0.03, 0.2)), 0.01)
+        q = q[: int(rng.integers(len(q) // 2, len(q) + 1))] if rng.random() < 0.3 else q
+        return q, t, int(rng.choice([100, 500, 751, 900, 959, 960, 961]))
+    return exact_extensions(batch, n, draw, zdrop, end_bonus)
+
+
+def exact_extensions(batch, n: int, draw, zdrop: int, end_bonus: int):
+    """n extensions of (query, target, w) from draw(), one after another, with the exact flag sets of the
+    GPU test in turn (RIGHT among them; GENERIC_SC added when the batch has it), one Z-drop and end
+    bonus."""
     from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_GENERIC_SC
-    from tests.kernel.test_ksw_extd2 import FLAG_SETS, _mutate
+    from tests.kernel.test_ksw_extd2 import FLAG_SETS
 
     generic = int(batch.flag[0]) & KSW_EZ_GENERIC_SC
     exact = [f for f in FLAG_SETS if not f & KSW_EZ_APPROX_MAX]
     qs, ts, w, flag = [], [], [], []
     for i in range(n):
-        lt = int(rng.integers(800, 2400))
-        t = rng.integers(0, 4, lt).astype(np.uint8)
-        q = _mutate(rng, t, float(rng.uniform(0.03, 0.2)), 0.01)
-        q = q[: int(rng.integers(len(q) // 2, len(q) + 1))] if rng.random() < 0.3 else q
-        qs.append(np.asarray(q, np.uint8)), ts.append(t)
-        w.append(int(rng.choice([100, 500, 751, 900, 959, 960, 961]))), flag.append(exact[i % len(exact)] | generic)
+        q, t, wi = draw()
+        qs.append(np.asarray(q, np.uint8)), ts.append(t), w.append(wi), flag.append(exact[i % len(exact)] | generic)
     return _extd2_jobs(batch, qs, ts, w, flag, zdrop, end_bonus)
 
 
@@ -130,20 +140,16 @@ def narrow_band_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
     (RIGHT among them): many band-edge cells read padding slots, so the stale-score rule and the
     first-slot constants decide cells of the band (ksw_extd2_dp_fbb's region; with BIG_JOB_SHARE 0 they
     would get a team)."""
-    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_GENERIC_SC
-    from tests.kernel.test_ksw_extd2 import FLAG_SETS, _mutate
+    from tests.kernel.test_ksw_extd2 import _mutate
 
-    generic = int(batch.flag[0]) & KSW_EZ_GENERIC_SC
-    exact = [f for f in FLAG_SETS if not f & KSW_EZ_APPROX_MAX]
-    qs, ts, w, flag = [], [], [], []
-    for i in range(n):
+    def draw():
         lt, wi = int(rng.integers(150, 900)), int(rng.integers(32, 121))
         t = rng.integers(0, 4, lt).astype(np.uint8)
         q = np.asarray(_mutate(rng, t, float(rng.uniform(0.05, 0.25)), 0.01), np.uint8)
         if rng.random() < 0.33:
             q = q[: max(1, len(q) - int(rng.integers(0, 2 * wi)))]
-        qs.append(q), ts.append(t), w.append(wi), flag.append(exact[i % len(exact)] | generic)
-    return _extd2_jobs(batch, qs, ts, w, flag, zdrop, end_bonus)
+        return q, t, wi
+    return exact_extensions(batch, n, draw, zdrop, end_bonus)
 
 
 def edge_jobs(rng, batch, zdrop: int, end_bonus: int):

@@ -427,19 +427,17 @@ def test_band_pipeline_matches_ksw2(preset, monkeypatch):
     w 751, long enough that the books block stops running passes) take ksw_extd2_dp_fbb with
     GPUEXT_KSW_FBB=1 and match ksw2."""
     from gpuext.backends.cuda import ksw_extd2
-    from tests.emu.run_extd2 import band_jobs, narrow_band_jobs
+    from tests.emu.run_extd2 import band_jobs, exact_extensions, narrow_band_jobs
+
+    def draw_long():   # a 5,000-bp extension of w 751 (E. coli's longest)
+        t = rng.integers(0, 4, 5000).astype(np.uint8)
+        return _mutate(rng, t, 0.1, 0.01), t, 751
 
     rng = np.random.default_rng([SEED, 11])
     b = random_jobs(rng, preset, 100, max_len=3000)
     zd, eb = PRESETS[preset][6:8]
-    b = JobBatch.concat([b, narrow_band_jobs(rng, b, 150, zd, eb), band_jobs(rng, b, 40, zd, eb)])
-    long = band_jobs(rng, b, 6, zd, eb)
-    t = [rng.integers(0, 4, 5000).astype(np.uint8) for _ in range(6)]
-    q = [np.asarray(_mutate(rng, x, 0.1, 0.01), np.uint8) for x in t]
-    long = JobBatch(long.scoring, np.concatenate(q), np.r_[0, np.cumsum([len(x) for x in q])].astype(np.int64),
-                    np.concatenate(t), np.arange(7, dtype=np.int64) * 5000, long.kernel, np.full(6, 751, np.int32),
-                    long.zdrop, long.end_bonus, long.flag)
-    b = JobBatch.concat([b, long])
+    b = JobBatch.concat([b, narrow_band_jobs(rng, b, 150, zd, eb), band_jobs(rng, b, 40, zd, eb),
+                         exact_extensions(b, 6, draw_long, zd, eb)])
     monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)
     monkeypatch.setenv("GPUEXT_KSW_FBB", "1")
     ref, got = _run_both(b)

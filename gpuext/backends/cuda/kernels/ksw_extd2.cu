@@ -1564,6 +1564,41 @@ __device__ __forceinline__ void fb_store(ku8* p, const ku32 (&dw)[(K + 3) / 4])
 // may compute past the Z-drop: nothing reads it), and it backtracks the job. Blocks start in index
 // order and wait only for earlier blocks, so none waits forever.
 #define KEY_EMPTY ((int)0x80000000)
+// One step of a pass's exact-maximum keys (dp_fb<EX>, dp_bx), after lane sl of NL (lane: of the warp) has
+// its cells' keys kc of row i: the lane's running keys ak/at move one anti-diagonal down and column c's
+// cell joins key c (a tie keeps the earlier row); the anti-diagonal the lane has finished joins the
+// lanes above through the delay line dk/dt (K - 1 steps; on a tie the lanes above win, their t is
+// lower), and lane 0 stores the pass's (key, t) at pp[s]. Every 16 steps and at the last one (nsx
+// steps) lane 0 publishes the step count at *progs after a fence. Returns whether the job's stop flag is up.
+template <int K>
+__device__ __forceinline__ bool pass_keys(const int (&kc)[K], int i, int sl, int NL, int lane, int s, int nsx,
+										  int (&ak)[K], int (&at)[K], int (&dk)[K - 1], int (&dt)[K - 1],
+										  int2* __restrict__ pp, int* progs, const volatile int* stopf)
+{
+#pragma unroll
+	for (int c = 0; c < K; ++c) {
+		const int ok = c + 1 < K ? ak[c + 1] : KEY_EMPTY, ot = c + 1 < K ? at[c + 1] : 0;
+		const bool gt = kc[c] > ok;
+		ak[c] = gt ? kc[c] : ok, at[c] = gt ? i : ot;
+	}
+	const bool up = dk[0] >= ak[0];
+	const int ok = up ? dk[0] : ak[0], ot = up ? dt[0] : at[0];
+	if (sl == 0) pp[s] = make_int2(ok, ot);
+	const int rk = __shfl_down_sync(KSW_FULL_MASK, ok, 1), rt = __shfl_down_sync(KSW_FULL_MASK, ot, 1);
+#pragma unroll
+	for (int c = 0; c + 1 < K - 1; ++c) dk[c] = dk[c + 1], dt[c] = dt[c + 1];
+	dk[K - 2] = sl == NL - 1 ? KEY_EMPTY : rk, dt[K - 2] = rt;
+	if ((s & 15) == 15 || s == nsx - 1) {  // the keys published 16 steps at a time
+		__syncwarp();
+		if (lane == 0) {
+			__threadfence();
+			*(volatile int*)progs = s + 1;
+		}
+		return __shfl_sync(KSW_FULL_MASK, *stopf, 0) != 0;
+	}
+	return false;
+}
+
 // The books of a job in a pass pipeline (fbx, fbb): pass p holds anti-diagonal d at step d - d0p(p) of
 // its steps(p) (fbx: step s of pass p is anti-diagonal s + p W; fbb: dp_bx); the band's st0 and en0 come
 // from w (a covering band for fbx, whose formulas then never clip) and a band exit stops the job
@@ -1852,30 +1887,8 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				}
 			}
 			}  // act
-			if (EX) {
-				// this lane's running keys move one anti-diagonal down; column c's new cell joins key c
-#pragma unroll
-				for (int c = 0; c < K; ++c) {
-					const int ok = c + 1 < K ? ak[c + 1] : KEY_EMPTY, ot = c + 1 < K ? at[c + 1] : 0;
-					const bool gt = kc[c] > ok;  // (a tie keeps the earlier row)
-					ak[c] = gt ? kc[c] : ok, at[c] = gt ? i : ot;
-				}
-				// anti-diagonal s + p W + (K - 1) sl is done here and in the lanes above (delay line)
-				const bool up = dk[0] >= ak[0];  // (the lanes above have the lesser t)
-				const int ok = up ? dk[0] : ak[0], ot = up ? dt[0] : at[0];
-				if (sl == 0) pp[s] = make_int2(ok, ot);
-				const int rk = __shfl_down_sync(KSW_FULL_MASK, ok, 1), rt = __shfl_down_sync(KSW_FULL_MASK, ot, 1);
-#pragma unroll
-				for (int c = 0; c + 1 < K - 1; ++c) dk[c] = dk[c + 1], dt[c] = dt[c + 1];
-				dk[K - 2] = sl == NL - 1 ? KEY_EMPTY : rk, dt[K - 2] = rt;
-				if ((s & 15) == 15 || s == nsx - 1) {  // the keys published 16 steps at a time
-					__syncwarp();
-					if (lane == 0) {
-						__threadfence();
-						*(volatile int*)&progx[blockIdx.x] = s + 1;
-					}
-					if (__shfl_sync(KSW_FULL_MASK, *stopf, 0)) break;
-				}
+			if constexpr (EX) {  // anti-diagonal s + p W + (K - 1) sl is done here and in the lanes above
+				if (pass_keys<K>(kc, i, sl, NL, lane, s, nsx, ak, at, dk, dt, pp, &progx[blockIdx.x], stopf)) break;
 			}
 		}
 		if (!EX && last && qlen - 1 >= j0 && qlen - 1 < j0 + K) {  // Hup holds row tlen-1: the score
@@ -1978,6 +1991,7 @@ __device__ __forceinline__ int bx_ib(int p, int w, int tlen) { return min(tlen -
 __device__ __forceinline__ int bx_la(int p, int npass, int qlen) { return p < npass - 1 ? 32 : (qlen + BX_J0 - p * 128 + 3) >> 2; }
 // steps of a pass at most (rows + 32 lanes x 4 - 1) and bytes of a pass's direction bytes
 __host__ __device__ __forceinline__ int bx_rows(int w, int tlen) { return min(tlen, 2 * w + 188); }
+__device__ __forceinline__ ki64 bx_nsx(int w, int tlen) { return bx_rows(w, tlen) + 128; }  // key slots per pass
 __device__ __forceinline__ ki64 bx_stride(int w, int tlen) { return (ki64)(bx_rows(w, tlen) + 31) * 128; }
 // byte offset of cell (i, j)'s direction (j >= 0, (i, j) in the region): per pass and step, the la
 // lanes' 4 bytes side by side (the first column in the highest byte)
@@ -2003,7 +2017,7 @@ __device__ __forceinline__ ku32 bx_pack(ku32 U, ku32 Y, ku32 Y2, ku32 S)
 }
 
 template <bool RIGHT>
-__device__ __forceinline__ void bx_pass(int jid, int p, int npass, int lane, int qlen, int tlen, int w,
+__device__ __forceinline__ void bx_pass(int p, int npass, int lane, int qlen, int tlen, int w,
 										const ku8* __restrict__ Q, const ku8* __restrict__ T, ku8* __restrict__ P,
 										int2* __restrict__ bufs, int2* __restrict__ part, ki64 NSX,
 										int* __restrict__ colH, int* __restrict__ rowH, int* progr, int* progk,
@@ -2124,28 +2138,8 @@ __device__ __forceinline__ void bx_pass(int jid, int p, int npass, int lane, int
 				}
 			}
 		}
-		// the keys, as dp_fb<EX>: this lane's running keys move one anti-diagonal down, column c's cell
-		// joins key c; lane 0 stores the pass's key of anti-diagonal cp0 + ia + s
-#pragma unroll
-		for (int c = 0; c < 4; ++c) {
-			const int ok = c + 1 < 4 ? ak[c + 1] : KEY_EMPTY, ot = c + 1 < 4 ? at[c + 1] : 0;
-			const bool gt = kc[c] > ok;  // (a tie keeps the earlier row)
-			ak[c] = gt ? kc[c] : ok, at[c] = gt ? i : ot;
-		}
-		const bool up = dk[0] >= ak[0];  // (the lanes above have the lesser t)
-		const int ok = up ? dk[0] : ak[0], ot = up ? dt[0] : at[0];
-		if (lane == 0) pp[s] = make_int2(ok, ot);
-		const int rk = __shfl_down_sync(KSW_FULL_MASK, ok, 1), rt = __shfl_down_sync(KSW_FULL_MASK, ot, 1);
-		dk[0] = dk[1], dt[0] = dt[1], dk[1] = dk[2], dt[1] = dt[2];
-		dk[2] = lane == 31 ? KEY_EMPTY : rk, dt[2] = rt;
-		if ((s & 15) == 15 || s == nsx - 1) {  // the keys published 16 steps at a time
-			__syncwarp();
-			if (lane == 0) {
-				__threadfence();
-				*(volatile int*)&progk[p] = s + 1;
-			}
-			if (__shfl_sync(KSW_FULL_MASK, *stopf, 0)) break;
-		}
+		// the keys: lane 0 stores the pass's key of anti-diagonal cp0 + ia + s
+		if (pass_keys<4>(kc, i, lane, 32, lane, s, nsx, ak, at, dk, dt, pp, &progk[p], stopf)) break;
 	}
 	if (!last && lane == 31 && nrows <= 0) *(volatile int*)&progr[p] = tlen;  // (no rows)
 }
@@ -2191,7 +2185,7 @@ extern "C" __global__ void __launch_bounds__(32, FBB_MIN_BLOCKS) ksw_extd2_dp_fb
 	const int qlen = qlenv[jid], tlen = tlenv[jid], w = wv[jid], npass = bx_npass(qlen);
 	if (p >= npass) return;
 	int2* bufs = (int2*)(ring_arena + ring_off[jid]);
-	const ki64 NSX = bx_rows(w, tlen) + 128;
+	const ki64 NSX = bx_nsx(w, tlen);
 	int2* part = bufs + (ki64)npass * tlen;
 	int* colH = (int*)(part + (ki64)npass * NSX);
 	int* rowH = colH + tlen;
@@ -2209,10 +2203,10 @@ extern "C" __global__ void __launch_bounds__(32, FBB_MIN_BLOCKS) ksw_extd2_dp_fb
 	const ku8* T = tseq + tst[jid];
 	ku8* P = dir + dir_off[jid];
 	if (flv[jid] & KSW_EZ_RIGHT)
-		bx_pass<true>(jid, p, npass, lane, qlen, tlen, w, Q, T, P, bufs, part, NSX, colH, rowH, progr, progk, stopf, mat,
+		bx_pass<true>(p, npass, lane, qlen, tlen, w, Q, T, P, bufs, part, NSX, colH, rowH, progr, progk, stopf, mat,
 					  q, e, q2, e2);
 	else
-		bx_pass<false>(jid, p, npass, lane, qlen, tlen, w, Q, T, P, bufs, part, NSX, colH, rowH, progr, progk, stopf,
+		bx_pass<false>(p, npass, lane, qlen, tlen, w, Q, T, P, bufs, part, NSX, colH, rowH, progr, progk, stopf,
 					   mat, q, e, q2, e2);
 }
 
@@ -2763,9 +2757,9 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			// (fb & 8) a band-limited exact one that is big or would get a team: rows in the pass pipeline (dp_bx),
 			// its direction bytes per pass (bx_addr), the pass buffers (8 bytes per row and pass), the
 			// passes' keys, then H of the last column and row
-			const int npass = (ql + BX_J0 + 127) >> 7;
-			const ki64 db = (ki64)npass * ((ki64)(min(tl, 2 * w + 188) + 31) * 128);
-			const ki64 ring = ((8 * (ki64)tl + 8 * (ki64)(min(tl, 2 * w + 188) + 128)) * npass + 4 * ((ki64)tl + ql) + 15) / 16 * 16;
+			const int npass = bx_npass(ql);
+			const ki64 db = (ki64)npass * bx_stride(w, tl);
+			const ki64 ring = ((8 * (ki64)tl + 8 * bx_nsx(w, tl)) * npass + 4 * ((ki64)tl + ql) + 15) / 16 * 16;
 			atomicMax(tot + 3, (unsigned long long)(npass + 1));
 			const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
 			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
