@@ -166,12 +166,14 @@ def main() -> int:
           f"(chunks {st.get('chunks')}, transfers and backtrack included; "
           f"DP kernels alone {st.get('t_dp', 0):.3f} s = {gcells / max(st.get('t_dp', 0), 1e-9) / 1e9:.1f} G cells/s)")
     print("  split (last run): " + ", ".join(f"{k} {st[k] * 1e3:.1f} ms" for k in
-                                            ("t_plan", "t_upload", "t_h2d_wait", "t_prep", "t_chunk_plan", "t_wait",
+                                            ("t_setup", "t_plan", "t_upload", "t_h2d_wait", "t_prep", "t_chunk_plan", "t_wait",
                                              "t_dp", "t_pack", "t_rb_res", "t_rb_cig", "t_post", "t_total") if k in st)
           + f", {st.get('cigar_words', 0) / 1e6:.1f} M CIGAR words"
-          + "  [t_plan: device planning incl. its read-back; t_upload: the sequences' DMAs (beside the "
+          + "  [t_setup: the host's set-up before the uploads; t_plan: device planning incl. its read-back; t_upload: the sequences' DMAs (beside the "
             "planning); t_h2d_wait: then waiting for the sequence "
             "staging; t_dp: uploads done to the last DP kernel's end, backtracks included; t_pack, t_rb_res, t_rb_cig: after it, the CIGAR packing, the result read-back, the CIGARs' read-back]")
+    if "trace" in st:   # $GPUEXT_KSW_TRACE=1: the run's marks, host / device ms from the first
+        print("  trace (last run, host / device ms): " + "; ".join(f"{n} {h:.2f}/{g:.2f}" for n, h, g in st["trace"]))
     serial = os.environ.get("GPUEXT_KSW_SERIAL") == "1"
     cl = sorted(st.get("classes", []), key=lambda c: -c[3])
     print(f"  launch classes, last to end first (warps, ring lg, jobs, {'alone' if serial else 'end'} ms, DP and "

@@ -32,9 +32,11 @@ Work plan of one `run` (the host never loops over the jobs):
    to be the critical path (the middle team also for rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
    global memory; with $GPUEXT_KSW_RP the teams' exact jobs run in the ring pipeline instead
    (`ksw_extd2_dp_rp<KC>`, a warp per chunk of target slots, `_rp_kc`; off by default). Every DP kernel ends with its jobs' backtrack (a warp per job), so that a class
-   is one launch and nothing on a stream waits for another kernel; then the CIGAR packing
-   (`ksw_extd2_pack`) on the main stream and one read-back (into pinned memory) of the result fields
-   with the CIGAR lengths, then the CIGARs.
+   is one launch and nothing on a stream waits for another kernel; then, on the main stream, the
+   CIGARs' offsets (ResultBatch.coff: a prefix sum of their lengths on the device), the CIGAR packing
+   (`ksw_extd2_pack`) at those offsets, and read-backs into pinned memory of the offsets and the
+   result fields (the flags as int8, ResultBatch's types), then of the CIGARs: the host assembles
+   nothing.
 
 Device buffers (all owned by `run`, allocated from CuPy's memory pool on the current device, valid
 from the H2D copies of a chunk until its CIGARs are back on the host): sequences and per-job
@@ -103,6 +105,23 @@ REG_THREADS = 128          # threads per block of the register kernels
 FIELDS = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
 
 last_stats: dict = {}
+
+
+class _Trace:
+    """$GPUEXT_KSW_TRACE=1: marks of one `run` on the host clock and, by events on the main stream, on
+    the device's (last_stats["trace"]: (mark, host ms, device ms) from the first mark); a diagnostic."""
+
+    def __init__(self, st):
+        self.st, self.marks = st, []
+
+    def __call__(self, name):
+        self.marks.append((name, time.perf_counter(), self.st.record()))
+
+    def report(self):
+        import cupy
+
+        h0, e0 = self.marks[0][1], self.marks[0][2]
+        return [(n, (h - h0) * 1e3, cupy.cuda.get_elapsed_time(e0, e)) for n, h, e in self.marks]
 
 
 def default_gpu_mem() -> int:
@@ -409,20 +428,21 @@ def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
     return f"ksw_extd2_dp_reg{G}x{K}_{'e' if exact else 'a'}"
 
 
-def _to_host(d, st) -> np.ndarray:
+def _to_host(d, st, blocking: bool = True) -> np.ndarray:
     """The device array d copied on stream st into pooled page-locked memory (a pageable read-back
-    runs at a fraction of the bus speed); returns once it is there. The caller's results are views
-    of it."""
+    runs at a fraction of the bus speed); returns once it is there (blocking=False: at once, the
+    copy enqueued). The caller's results are views of it."""
     h = pooled_pinned(d.size, d.dtype).reshape(d.shape)
-    d.get(stream=st, out=h)
+    d.get(stream=st, out=h, blocking=blocking)
     return h
 
 
-def _result(m: int, h: np.ndarray | None, coff, cigar) -> ResultBatch:
+def _result(m: int, h: tuple | None, coff, cigar) -> ResultBatch:
+    """h: the int32 fields (8 x m) and the int8 flags (2 x m), in FIELDS order; None: reset values."""
     if h is None:
         res = _reset_results(m)
     else:
-        res = {name: (h[i] if i < 8 else h[i].astype(np.int8)) for i, name in enumerate(FIELDS)}
+        res = {name: (h[0][i] if i < 8 else h[1][i - 8]) for i, name in enumerate(FIELDS)}
     return ResultBatch(coff=coff, cigar=cigar.astype(np.uint32, copy=False), **res)
 
 
@@ -476,6 +496,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     main, up = stream("main"), stream("upload")
     t0 = time.perf_counter()
     futs = []
+    mark = _Trace(main) if os.environ.get("GPUEXT_KSW_TRACE") == "1" else (lambda name: None)
+    mark("setup")
     try:
         # the per-job inputs as the batch holds them (the plan kernel gathers job_idx), first (one
         # copy engine takes the DMAs in order: planning would wait for the sequences); then the
@@ -485,8 +507,10 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         ins = [job_idx, np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
               [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat]
         d_in, ioff, _ = _stage(ins, main, 1, threaded=False)
+        mark("inputs sent")
         ev_up0 = up.record()
         d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
+        mark("sequences enqueued")
         d_qseq, d_tseq = d_seq[soff[0]:], d_seq[soff[1]:]
         d_jidx, d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:3], ins[:3]))
         d_wb, d_zdb, d_ebb, d_flb = (d_in[o:o + a.nbytes].view(i32) for o, a in zip(ioff[3:7], ins[3:7]))
@@ -507,6 +531,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                                    i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)),
                                    i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), i32(rp_kc),
                                    np.float64(mid8), d_key))
+            mark("plan and class")
         d_qlen, d_tlen, d_w, d_zd, d_eb, d_flag, d_lg = (d32[i] for i in range(7))
         d_qst, d_tst, d_diroff, d_doffoff, d_cigoff, d_ringoff = (d64[i] for i in range(6))
         d_ncig = d_res[10]
@@ -525,6 +550,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             class, arena sizes (cumulative over the 4 rows), tot."""
             with main:
                 perm = cupy.argsort(d_key if sub is None else d_key[sub])
+                mark("argsort")
                 lst = perm if sub is None else sub[perm]
                 n = len(lst)
                 szl = cupy.ascontiguousarray(d_sz[1:5][:, lst])
@@ -533,7 +559,10 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 hist = cupy.zeros(KSW_NCLS, np.uint64)
                 k_off(((n + 255) // 256,), (256,), (i32(n), lst, cs, szl, d64, d32, i32(m), lst32, hist))
                 summ = cupy.concatenate([hist.astype(i64), cs[n - 1::n], d_tot.astype(i64)])
-                return lst32, cupy.asnumpy(summ, stream=main)
+                mark("offsets")
+                h = cupy.asnumpy(summ, stream=main)
+                mark("summary read back")
+                return lst32, h
 
         lst32, summ = plan_chunk(None)
         stats["t_plan"] = time.perf_counter() - t0
@@ -584,6 +613,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     d_ring = cupy.empty(max(sizes[3], 16), np.uint8)
                     main.wait_event(ev_seq)
                     ev_in = main.record()
+                mark("arenas, sequences up")
                 stats["t_chunk_plan"] = stats.get("t_chunk_plan", 0.0) + time.perf_counter() - t_c
                 ev, tails = [], []
                 keep = []   # buffers of launches in flight
@@ -686,27 +716,29 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 # the 10k set's short exact classes then ended with the two-per-warp class)
                 ev += [tail(*t) for t in tails]
                 t_launched = time.perf_counter()
+                mark("launched")
                 last = ci == len(chunks) - 1
                 with main:
                     ev_end = main.record()   # every class done (main waits for their end events)
-                    # CIGARs of the chunk packed in job order (jobs outside the chunk have ncig 0)
-                    cn = d_ncig.astype(i64)
-                    d_out_off = cupy.cumsum(cn) - cn
+                    # CIGARs of the chunk packed in job order (jobs outside the chunk have ncig 0), at
+                    # d_coff[j] (ResultBatch.coff of the chunk's CIGARs: its last entry is their total)
+                    d_coff = cupy.zeros(m + 1, i64)
+                    cupy.cumsum(d_ncig, dtype=i64, out=d_coff[1:])
                     d_out = cupy.empty(max(sizes[2], 1), np.uint32)
                     k_pack(((off + 127) // 128,), (128,),
-                           (lst32, i32(off), d_flag, d_cigoff, d_cig, d_ncig, d_out_off, d_out))
+                           (lst32, i32(off), d_flag, d_cigoff, d_cig, d_ncig, d_coff, d_out))
                     ev_pk = main.record()
-                    if last:   # the result fields and the CIGAR lengths in one read-back
-                        h_all = _to_host(d_res, main)
-                        h_ncig = h_all[10]
-                    else:
-                        h_ncig = _to_host(d_ncig, main)
+                    h_coff = _to_host(d_coff, main, blocking=not last)
+                    if last:   # and the result fields, the flags as int8 (ResultBatch's types)
+                        h_all = (_to_host(d_res[:8], main, blocking=False),
+                                 _to_host(d_res[8:10].astype(np.int8), main))
                     ev_rb = main.record()
-                    total = int(h_ncig.sum(dtype=i64))
+                    total = int(h_coff[-1])
                     h_out = _to_host(d_out[:total], main)
                     ev_cg = main.record()
                     main.synchronize()
-                # after the DP: packing, the result read-back, the CIGARs' (with the host's sum between)
+                mark("read back")
+                # after the DP: packing, the results' read-back, the CIGARs' (the host reads the total between)
                 for k, a, b in (("t_pack", ev_end, ev_pk), ("t_rb_res", ev_pk, ev_rb), ("t_rb_cig", ev_rb, ev_cg)):
                     stats[k] = stats.get(k, 0.0) + cupy.cuda.get_elapsed_time(a, b) / 1e3
                 stats["cigar_words"] = stats.get("cigar_words", 0) + total
@@ -722,27 +754,27 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     (k[0] if k[0] != "reg" else "reg%dx%d%s" % (*shapes[k[1]], "e" if k[2] else "a"), k[1], n,
                      cupy.cuda.get_elapsed_time(a, b))
                     for a, b, k, n in ev)
-                chunk_out.append((h_ncig.astype(i64), h_out))
+                chunk_out.append((h_coff, h_out))
                 del d_dir, d_doff, d_cig, d_ring, d_out, keep
         else:
             with main:
-                h_all = cupy.asnumpy(d_res, stream=main)
+                h_all = (_to_host(d_res[:8], main), _to_host(d_res[8:10].astype(np.int8), main))
     finally:
         for f in futs:   # the pinned buffer must not be reused while a copy thread still writes
             f.result()
         up.synchronize()
     t1 = time.perf_counter()
     if len(chunk_out) == 1:
-        np.cumsum(chunk_out[0][0], out=coff[1:])
-        cigar = chunk_out[0][1]
+        coff, cigar = chunk_out[0]
     elif chunk_out:   # chunk c holds its jobs' CIGARs in job order (others have ncig 0): gather them
         ncig = np.zeros(m, i64)
         src_start = np.zeros(m, i64)
         base = 0
-        for cn, h_out in chunk_out:
+        for c_off, h_out in chunk_out:
+            cn = np.diff(c_off)
             mine = cn > 0
             ncig[mine] = cn[mine]
-            src_start[mine] = base + (np.cumsum(cn) - cn)[mine]
+            src_start[mine] = base + c_off[:-1][mine]
             base += len(h_out)
         np.cumsum(ncig, out=coff[1:])
         total = int(coff[-1])
@@ -753,6 +785,11 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         cigar = np.zeros(0, np.uint32)
     out = _result(m, h_all, coff, cigar)
     stats["t_post"] = time.perf_counter() - t1
+    stats["t_setup"] = t0 - t_start
+    if isinstance(mark, _Trace):
+        mark("result")
+        main.synchronize()
+        stats["trace"] = mark.report()
     stats["t_total"] = time.perf_counter() - t_start
     last_stats.clear()
     last_stats.update(stats)

@@ -50,7 +50,7 @@ class ndarray(np.ndarray):
     def sum(self, *args, **kwargs):   # a 0-d device array, as CuPy's
         return asarray(np.asarray(self).sum(*args, **kwargs))
 
-    def get(self, stream=None, out=None) -> np.ndarray:
+    def get(self, stream=None, out=None, blocking=True) -> np.ndarray:
         if out is None:
             return np.array(self)
         out[...] = self
@@ -105,8 +105,11 @@ def argsort(a) -> ndarray:
     return _device(np.argsort(np.asarray(a), kind="stable"))
 
 
-def cumsum(a) -> ndarray:
-    return _device(np.cumsum(np.asarray(a)))
+def cumsum(a, dtype=None, out=None) -> ndarray:
+    if out is not None:
+        np.cumsum(np.asarray(a), dtype=dtype, out=out)
+        return out
+    return _device(np.cumsum(np.asarray(a), dtype=dtype))
 
 
 def concatenate(arrays) -> ndarray:
