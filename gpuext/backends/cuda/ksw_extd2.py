@@ -437,6 +437,12 @@ def _to_host(d, st, blocking: bool = True) -> np.ndarray:
     return h
 
 
+def _fields_to_host(d_res, st) -> tuple:
+    """The result fields of d_res (rows in FIELDS order) on the host once st has done its work: the 8
+    int32 ones and the two flags as int8 (ResultBatch's types), converted on the device."""
+    return _to_host(d_res[:8], st, blocking=False), _to_host(d_res[8:10].astype(np.int8), st)
+
+
 def _result(m: int, h: tuple | None, coff, cigar) -> ResultBatch:
     """h: the int32 fields (8 x m) and the int8 flags (2 x m), in FIELDS order; None: reset values."""
     if h is None:
@@ -730,8 +736,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     ev_pk = main.record()
                     h_coff = _to_host(d_coff, main, blocking=not last)
                     if last:   # and the result fields, the flags as int8 (ResultBatch's types)
-                        h_all = (_to_host(d_res[:8], main, blocking=False),
-                                 _to_host(d_res[8:10].astype(np.int8), main))
+                        h_all = _fields_to_host(d_res, main)
                     ev_rb = main.record()
                     total = int(h_coff[-1])
                     h_out = _to_host(d_out[:total], main)
@@ -758,7 +763,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 del d_dir, d_doff, d_cig, d_ring, d_out, keep
         else:
             with main:
-                h_all = (_to_host(d_res[:8], main), _to_host(d_res[8:10].astype(np.int8), main))
+                h_all = _fields_to_host(d_res, main)
     finally:
         for f in futs:   # the pinned buffer must not be reused while a copy thread still writes
             f.result()

@@ -2673,6 +2673,18 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 	}
 }
 
+// the sizes of job k (of m) that leaves the rings for a pass-layout kernel: db direction bytes, no
+// anti-diagonal offsets, its backtrack's CIGAR words as before (sz row 3), ring bytes of pass buffers
+// and keys; tot[2] (the call's bytes) follows the change
+__device__ __forceinline__ void pass_sizes(ki64* __restrict__ sz, int m, int k, ki64 db, ki64 ring,
+										   unsigned long long* __restrict__ tot)
+{
+	const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
+	atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
+	sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
+	sz[4 * (ki64)m + k] = ring;
+}
+
 // ksw_extd2_class: launch class and sort key of each job. A job with more than big_share of the
 // call's cells is on the critical path and gets a middle team (8 warps of one word per thread, or 4
 // of two: the launcher's choice) or 16 warps when its band is wide enough, so does (the middle
@@ -2747,10 +2759,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			const ki64 ring = fbx ? ((16 * (ki64)tl + 8 * (ki64)(tl + W - 1)) * npass + 4 * ((ki64)tl + ql) + 15) / 16 * 16
 							: npass > 1 ? 16 * (ki64)tl * (pipe ? npass : 1) : 0;
 			if (pipe) atomicMax(tot + 3, (unsigned long long)(npass + fbx));
-			const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
-			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
-			sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
-			sz[4 * (ki64)m + k] = ring;
+			pass_sizes(sz, m, k, db, ring, tot);
 			cls = fbx ? KSW_FBX_CLS : x2 ? KSW_FB2_CLS + (half ? KSW_FB_NK + kh - KSW_FBH2_K0 : ki)
 					 : half ? KSW_FBH_CLS : KSW_FB_CLS + (pipe ? KSW_FB_NK : ki);
 		} else if ((fb & 8) && !fullb && w >= 32 && (big || team > 1) && !(fl & (KSW_EZ_APPROX_MAX | KSW_EZ_GENERIC_SC))) {
@@ -2761,10 +2770,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			const ki64 db = (ki64)npass * bx_stride(w, tl);
 			const ki64 ring = ((8 * (ki64)tl + 8 * bx_nsx(w, tl)) * npass + 4 * ((ki64)tl + ql) + 15) / 16 * 16;
 			atomicMax(tot + 3, (unsigned long long)(npass + 1));
-			const ki64 need = db + 4 * (sz[3 * (ki64)m + k]) + ring + 64;
-			atomicAdd(tot + 2, (unsigned long long)(need - sz[0 * (ki64)m + k]));  // wraps when smaller
-			sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = 0;
-			sz[4 * (ki64)m + k] = ring;
+			pass_sizes(sz, m, k, db, ring, tot);
 			cls = KSW_FBB_CLS;
 		} else if (rp > 0 && team > 1 && !(fl & KSW_EZ_APPROX_MAX)) {
 			const int C = 128 * rp, wf = full_w(w, ql, tl), rlast = rp_rlast(ql, tl, wf);
