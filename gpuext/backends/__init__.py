@@ -67,7 +67,8 @@ class CudaBackend:
         on_cpu = np.flatnonzero(reasons != 0)
         parts = []
         if len(on_gpu):
-            parts.append((on_gpu, self.kernel.run(batch, on_gpu, self.gpu_mem)))
+            every = len(on_gpu) == batch.n   # (then no job list goes to the device)
+            parts.append((on_gpu, self.kernel.run(batch, None if every else on_gpu, self.gpu_mem)))
         fallback: Fallback = {}
         if len(on_cpu):
             parts.append((on_cpu, self.cpu.run(batch.subset(on_cpu))[0]))

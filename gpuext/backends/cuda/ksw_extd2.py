@@ -11,11 +11,12 @@ Work plan of one `run` (the host never loops over the jobs):
 2. the sequences go up by asynchronous DMAs: straight from the batch's arrays when they are in
    page-locked memory (the engine exports jobs there for this backend: `CudaBackend.host_alloc`),
    else staged in pinned memory by a few copy threads, piece by piece; meanwhile the per-job
-   inputs (as the batch holds them, plus job_idx) go up in one copy and `ksw_extd2_plan` sizes every job on the device from ksw2's own
+   inputs (as the batch holds them, plus job_idx unless every job runs) go up in one copy and `ksw_extd2_plan` sizes every job on the device from ksw2's own
    direction allocation (n_col*16 bounds its widest band, which sizes its ring), writes the reset
    values as its result (kept by jobs with qlen or tlen <= 0) and sums cells and bytes;
    `ksw_extd2_class` picks its launch class (warps per job, ring size) and a sort key; one argsort
-   orders the jobs by class, largest first, and `ksw_extd2_offsets` lays out the arenas; one small
+   orders the jobs by class, largest first, and `ksw_extd2_offsets` lays out the arenas (each warp
+   of jobs takes its spans from running totals) and counts the classes; one small
    read-back (jobs per class, arena sizes, totals) is the only synchronisation before the DP;
 3. jobs that do not fit the memory budget together are cut into chunks (largest first);
 4. per chunk, one DP launch per class, each on its own stream, the longest-running classes first
@@ -457,8 +458,9 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     import cupy
 
     t_start = time.perf_counter()
-    job_idx = np.arange(batch.n, dtype=np.int64) if job_idx is None else np.asarray(job_idx, np.int64)
-    m = len(job_idx)
+    every = job_idx is None   # (no job list to send: the plan kernel takes job k)
+    job_idx = None if every else np.asarray(job_idx, np.int64)
+    m = batch.n if every else len(job_idx)
     budget = default_gpu_mem() if gpu_mem is None else int(gpu_mem)
     s = batch.scoring
     q, e, q2, e2 = _swapped_gaps(s)
@@ -510,29 +512,33 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         # sequences, sent on the upload stream while the device plans the call (the DP waits for
         # them): from where they are when the engine put them in page-locked memory, else staged
         # by the copy threads
-        ins = [job_idx, np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
-              [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat]
+        ins = [np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
+              [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat] + \
+              ([] if every else [job_idx])
         d_in, ioff, _ = _stage(ins, main, 1, threaded=False)
         mark("inputs sent")
         ev_up0 = up.record()
         d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
         mark("sequences enqueued")
         d_qseq, d_tseq = d_seq[soff[0]:], d_seq[soff[1]:]
-        d_jidx, d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:3], ins[:3]))
-        d_wb, d_zdb, d_ebb, d_flb = (d_in[o:o + a.nbytes].view(i32) for o, a in zip(ioff[3:7], ins[3:7]))
-        d_mat = d_in[ioff[7]:ioff[7] + mat.nbytes].view(np.int8)
+        d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:2], ins[:2]))
+        d_wb, d_zdb, d_ebb, d_flb = (d_in[o:o + a.nbytes].view(i32) for o, a in zip(ioff[2:6], ins[2:6]))
+        d_mat = d_in[ioff[6]:ioff[6] + mat.nbytes].view(np.int8)
+        d_jidx = d_qoff if every else d_in[ioff[7]:ioff[7] + job_idx.nbytes].view(i64)   # (not read when every)
         with main:
             d32 = cupy.empty((9, m), i32)    # qlen tlen w zdrop end_bonus flag ring_lg width class
             d64 = cupy.empty((6, m), i64)    # qst tst dir_off doff_off cig_off ring_off
             d_sz = cupy.empty((6, m), i64)   # need dir_bytes n_doff n_cig ring_bytes cells
             d_res = cupy.empty((11, m), i32)  # the ksw_extz_t fields (FIELDS order), CIGAR length
-            # live cells, live jobs, their device bytes, most passes (fbp), rp chunks; long middle-team
-            # jobs per ring class
-            d_tot = cupy.zeros(TOT_MID8 + 10, np.uint64)
+            # the planning's summary, read back at once: jobs per class, arena sizes (ksw_extd2_offsets);
+            # then tot: live cells, live jobs, their device bytes, most passes (fbp), rp chunks; long
+            # middle-team jobs per ring class
+            d_acc = cupy.zeros(KSW_NCLS + 4 + TOT_MID8 + 10, np.uint64)
+            d_tot = d_acc[KSW_NCLS + 4:]
             d_key = cupy.empty(m, i64)
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
-                                  d_sz, d_res, d_tot))
+                                  d_sz, d_res, d_tot, i32(every)))
             k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
                                    i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)),
                                    i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), i32(rp_kc),
@@ -552,21 +558,19 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
 
         def plan_chunk(sub):
             """Launch order (class, then cells, largest first) and arena offsets of the jobs sub
-            (all jobs when None; those that do not run come last), and the summary: jobs per
-            class, arena sizes (cumulative over the 4 rows), tot."""
+            (all jobs when None; those that do not run come last), and the summary (d_acc): jobs
+            per class, the 4 arena sizes, tot."""
             with main:
                 perm = cupy.argsort(d_key if sub is None else d_key[sub])
                 mark("argsort")
                 lst = perm if sub is None else sub[perm]
                 n = len(lst)
-                szl = cupy.ascontiguousarray(d_sz[1:5][:, lst])
-                cs = cupy.cumsum(szl.reshape(-1))
+                if sub is not None:   # (the first call's are zero)
+                    d_acc[:KSW_NCLS + 4].fill(0)
                 lst32 = cupy.empty(n, i32)
-                hist = cupy.zeros(KSW_NCLS, np.uint64)
-                k_off(((n + 255) // 256,), (256,), (i32(n), lst, cs, szl, d64, d32, i32(m), lst32, hist))
-                summ = cupy.concatenate([hist.astype(i64), cs[n - 1::n], d_tot.astype(i64)])
+                k_off(((n + 255) // 256,), (256,), (i32(n), lst, d_sz, d64, d32, i32(m), lst32, d_acc))
                 mark("offsets")
-                h = cupy.asnumpy(summ, stream=main)
+                h = cupy.asnumpy(d_acc, stream=main)
                 mark("summary read back")
                 return lst32, h
 
@@ -605,9 +609,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         with main:
                             d_ncig.fill(0)   # jobs of earlier chunks: no CIGAR in this chunk's packing
                 stats["chunks"] += 1
-                cnt = summ[:KSW_NCLS - 1]
-                cum = summ[KSW_NCLS:KSW_NCLS + 4]
-                sizes = [int(cum[0])] + [int(cum[r] - cum[r - 1]) for r in range(1, 4)]
+                cnt = summ[:KSW_NCLS - 1].astype(np.int64)
+                sizes = [int(x) for x in summ[KSW_NCLS:KSW_NCLS + 4]]
                 for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbx", "fbb", "fbh", "fb2", "fbh2", "rp"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):

@@ -2583,7 +2583,7 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 }
 
 // ---- planning (no host pass over the jobs) -----------------------------------------------------
-// ksw_extd2_plan: one thread per job k of the call (batch job jidx[k]). Gathers the per-job
+// ksw_extd2_plan: one thread per job k of the call (batch job jidx[k], or k when all). Gathers the per-job
 // inputs, sizes the job (the compact direction bytes: the smaller of ksw2's own direction
 // allocation, ksw2_extd2_sse.c:94, 122, (qlen+tlen-1)*n_col*16, and the band cells + 30 per
 // anti-diagonal; n_col*16 bounds the widest aligned band, which sizes the ring: a power of two
@@ -2623,12 +2623,12 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 	int m, const ki64* __restrict__ jidx, const ki64* __restrict__ qoff, const ki64* __restrict__ toff,
 	const int* __restrict__ wv, const int* __restrict__ zdv, const int* __restrict__ ebv, const int* __restrict__ flv,
 	int dead_all, int* __restrict__ o32, ki64* __restrict__ o64, ki64* __restrict__ sz, int* __restrict__ res,
-	unsigned long long* __restrict__ tot)
+	unsigned long long* __restrict__ tot, int all)
 {
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
 	ki64 cells = 0, need = 0, live = 0;
 	if (k < m) {
-		const ki64 b = jidx[k];
+		const ki64 b = all ? k : jidx[k];
 		const ki64 qs = qoff[b], ts = toff[b], q = qoff[b + 1] - qs, t = toff[b + 1] - ts;
 		const int w = wv[b], fl = flv[b];
 		live = !dead_all && q > 0 && t > 0;
@@ -2796,28 +2796,41 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 	key[k] = ((ki64)cls << 40) | (CM - c);
 }
 
-// ksw_extd2_offsets: the jobs lst[0..n) of a chunk, in launch order, get their arena offsets:
-// szl is sz rows 1..4 gathered in lst order (4 x n) and cs its inclusive prefix sum over the
-// flattened array; also lst as int32 and the per-class job counts (hist, zeroed by the caller).
-extern "C" __global__ void __launch_bounds__(256) ksw_extd2_offsets(int n, const ki64* __restrict__ lst, const ki64* __restrict__ cs,
-																	const ki64* __restrict__ szl, ki64* __restrict__ o64,
+// ksw_extd2_offsets: the jobs lst[0..n) of a chunk, in launch order, get their arena offsets
+// (sz rows 1..4: directions, anti-diagonal offsets, CIGAR words, ring bytes): a warp's jobs are
+// consecutive, each warp takes its span of each arena from the running totals acc[KSW_NCLS + r]
+// (so the arenas' sizes are those totals, and the spans of different warps come in any order);
+// also lst as int32 and the per-class job counts acc[0 .. KSW_NCLS). acc[0 .. KSW_NCLS + 4) is
+// zeroed by the caller.
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_offsets(int n, const ki64* __restrict__ lst,
+																	const ki64* __restrict__ sz, ki64* __restrict__ o64,
 																	const int* __restrict__ o32, int m, int* __restrict__ lst32,
-																	unsigned long long* __restrict__ hist)
+																	unsigned long long* __restrict__ acc)
 {
-	__shared__ unsigned int h[64];
-	if (threadIdx.x < 64) h[threadIdx.x] = 0;
+	__shared__ unsigned int h[KSW_NCLS];
+	if (threadIdx.x < KSW_NCLS) h[threadIdx.x] = 0;
 	__syncthreads();
-	const int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) {
-		const ki64 j = lst[i];
+	const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
+	const bool in = i < n;
+	const ki64 j = in ? lst[i] : 0;
+	if (in) {
 		lst32[i] = (int)j;
-#pragma unroll
-		for (int r = 0; r < 4; ++r) {
-			const ki64 f = (ki64)r * n + i;
-			o64[(2 + r) * (ki64)m + j] = cs[f] - szl[f] - (r > 0 ? cs[(ki64)r * n - 1] : 0);
-		}
 		atomicAdd(&h[o32[8 * m + j]], 1u);
 	}
+#pragma unroll
+	for (int r = 0; r < 4; ++r) {
+		const ki64 s = in ? sz[(1 + r) * (ki64)m + j] : 0;
+		ki64 x = s;  // inclusive sum over the warp's lanes
+#pragma unroll
+		for (int d = 1; d < 32; d <<= 1) {
+			const ki64 y = __shfl_up_sync(KSW_FULL_MASK, x, d);
+			if (lane >= d) x += y;
+		}
+		unsigned long long base = 0;
+		if (lane == 31) base = atomicAdd(acc + KSW_NCLS + r, (unsigned long long)x);
+		base = __shfl_sync(KSW_FULL_MASK, base, 31);
+		if (in) o64[(2 + r) * (ki64)m + j] = (ki64)base + x - s;
+	}
 	__syncthreads();
-	if (threadIdx.x < KSW_NCLS && h[threadIdx.x]) atomicAdd(hist + threadIdx.x, (unsigned long long)h[threadIdx.x]);
+	if (threadIdx.x < KSW_NCLS && h[threadIdx.x]) atomicAdd(acc + threadIdx.x, (unsigned long long)h[threadIdx.x]);
 }
