@@ -322,6 +322,15 @@ def _pairs() -> bool:
     return os.environ.get("GPUEXT_KSW_PAIRS", "").strip() != "0"
 
 
+def _mid7() -> bool:
+    """The middle team's 8-warp part takes 7 warps for rings of up to 2**10 slots
+    (`ksw_extd2_dp_w7p_smem`): a band-limited extension of w <= 835 still takes two anti-diagonals per
+    round there (a band of at most 124 x 7 - 32 slots), its 196 words of a w-751 band on 224 threads
+    instead of 256, and the block's registers leave room for 2 more one-warp blocks per SM beside two
+    teams (real E. coli set: DP span 15.7-16.0 -> 15.5-15.6 ms). $GPUEXT_KSW_MID7=0: 8 warps (A/B timing)."""
+    return os.environ.get("GPUEXT_KSW_MID7", "").strip() != "0"
+
+
 def _rp_kc() -> int:
     """Words per lane of the ring pipeline (`ksw_extd2_dp_rp<KC>`, chunks of 128 KC target slots, a
     warp each), which takes the exact jobs that would get a warp team: $GPUEXT_KSW_RP, 1 or 2, or 0 (the
@@ -667,12 +676,14 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         fn = k_dp[(nw, smem)]
                         if nw > 1:   # one job per block
                             tpb, shm = 32 * nw, (RING_BYTES_PER_SLOT << L) if smem else 0
+                            if nw == 8 and smem and L <= 10 and _pairs() and _mid7():
+                                fn, tpb = mod.get_function("ksw_extd2_dp_w7p_smem"), 224
                         elif smem:   # several jobs per block, a warp each
                             tpb = 32 * max(1, min(8, smem_per_block // (RING_BYTES_PER_SLOT << L)))
                             shm = tpb // 32 * (RING_BYTES_PER_SLOT << L)
                         else:
                             tpb, shm = 32 * GMEM_WARPS_PER_BLOCK, 0
-                        jobs_per_block = tpb // (32 * nw)
+                        jobs_per_block = 1 if nw > 1 else tpb // 32
                     if shm > 48 * 1024:
                         fn.max_dynamic_shared_size_bytes = shm
                     d_sel = lst32[s0:s0 + n]

@@ -553,7 +553,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 	// anti-diagonals per pair of barriers (dp_pairs); the others one
 	const int wmin = min(min(w + 1, qlen), tlen);
 	if (PAIRS && !approx && wmin + 32 <= min(124 * NW, (int)g.mask - 1)) {
-		static_assert(!PAIRS || (SMEM && NW >= 8), "pairs: a middle team or larger, ring in shared memory");
+		static_assert(!PAIRS || (SMEM && NW >= 7), "pairs: a middle team or larger, ring in shared memory");
 		// Two anti-diagonals r and r1 = r + 1 per round: set-up, barrier, the cells of r, then those of
 		// r1, the keys of both, barrier, both anti-diagonals' books, the state back to the ring. Slot t
 		// of r1 reads r's x, v, x2 at t - 1 and u, y, y2 at t, so a thread that computes the word t0 of
@@ -830,7 +830,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		if (NW == 1) __syncwarp(); else __syncthreads();
 
 		if (!approx) {
-			if (NW >= 8) {  // the warps' (max key, first word) by two warp reductions, not a chain of NW - 1
+			if (NW >= 7) {  // the warps' (max key, first word) by two warp reductions, not a chain of NW - 1
 				mK = team_key<NW>(red_v, red_r, lane, mT);
 			} else if (NW > 1) {
 				mK = red_v[0], mT = red_r[0];
@@ -902,6 +902,9 @@ extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_smem(KSW_DP
 extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 8>(KSW_DP_ARGS, KSW_TB_ARGS); }
 // the middle team with exact jobs two anti-diagonals per round (dp_team's PAIRS)
 extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8p_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 8, true>(KSW_DP_ARGS, KSW_TB_ARGS); }
+// ... on 7 warps (rings of up to 2^10 slots: the launcher's _mid7): a w-751 band's 196 words take one
+// step, and two blocks leave room for one-warp blocks beside them
+extern "C" __global__ void __launch_bounds__(224, 1) ksw_extd2_dp_w7p_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 7, true>(KSW_DP_ARGS, KSW_TB_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 16>(KSW_DP_ARGS, KSW_TB_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 16>(KSW_DP_ARGS, KSW_TB_ARGS); }
 
