@@ -327,7 +327,7 @@ def _mid7() -> bool:
     (`ksw_extd2_dp_w7p_smem`): a band-limited extension of w <= 835 still takes two anti-diagonals per
     round there (a band of at most 124 x 7 - 32 slots), its 196 words of a w-751 band on 224 threads
     instead of 256, and the block's registers leave room for 2 more one-warp blocks per SM beside two
-    teams (real E. coli set: DP span 15.7-16.0 -> 15.5-15.6 ms). $GPUEXT_KSW_MID7=0: 8 warps (A/B timing)."""
+    teams (real E. coli set: DP span 15.8-16.0 -> 15.5-15.6 ms). $GPUEXT_KSW_MID7=0: 8 warps (A/B timing)."""
     return os.environ.get("GPUEXT_KSW_MID7", "").strip() != "0"
 
 
@@ -497,6 +497,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         k_dp[(1, True)] = mod.get_function(f"ksw_extd2_dp_w1_smem_b{nblk}")
     if _mid_team() == 8 and _pairs():
         k_dp[(8, True)] = mod.get_function("ksw_extd2_dp_w8p_smem")
+    # the 8-warp team's jobs with rings of up to 2**10 slots on 7 warps (_mid7)
+    k_w7 = mod.get_function("ksw_extd2_dp_w7p_smem") if _mid_team() == 8 and _pairs() and _mid7() else None
     smem_per_block = SMEM_PER_SM // nblk - 1024
     # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
@@ -676,8 +678,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         fn = k_dp[(nw, smem)]
                         if nw > 1:   # one job per block
                             tpb, shm = 32 * nw, (RING_BYTES_PER_SLOT << L) if smem else 0
-                            if nw == 8 and smem and L <= 10 and _pairs() and _mid7():
-                                fn, tpb = mod.get_function("ksw_extd2_dp_w7p_smem"), 224
+                            if nw == 8 and smem and L <= 10 and k_w7 is not None:
+                                fn, tpb = k_w7, 224
                         elif smem:   # several jobs per block, a warp each
                             tpb = 32 * max(1, min(8, smem_per_block // (RING_BYTES_PER_SLOT << L)))
                             shm = tpb // 32 * (RING_BYTES_PER_SLOT << L)
@@ -704,7 +706,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                             if nw == "fbb":   # the books blocks, then the jobs' passes pass by pass (at most
                                 # max_pass - 1 each); row counts, key step counts, stop flags
                                 nblk = n + n * (max_pass - 1)
-                                pend = cupy.zeros(1, i64)   # (not used)
+                                pend = d_qst   # (an int64 array for the parameter: dp_fbb does not read it)
                                 keep += [cupy.zeros(2 * n * (max_pass - 1) + n, i32), pend]
                             else:
                                 pend = cupy.cumsum(((d_qlen[d_sel] + (32 * fbp_k - 1)) // (32 * fbp_k)
