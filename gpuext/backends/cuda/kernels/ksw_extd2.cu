@@ -2089,9 +2089,8 @@ __device__ __forceinline__ void bx_pass(int p, int npass, int lane, int qlen, in
 			int lo, hi;
 			bx_region(i, qlen, w, nd, lo, hi);
 			const bool lastrow = i == tlen - 1;
-			// the band's columns in row i, and those up to which a band cell is en0 (the target's end,
-			// the query's start (r = i), or en0 = (r + w) >> 1)
-			const int blo = max(0, i - w), bhi = min(qlen - 1, i + w), e0hi = lastrow ? qlen : max(0, i - w + 1);
+			// the band's columns in row i
+			const int blo = max(0, i - w), bhi = min(qlen - 1, i + w);
 			ku32 dw = 0;
 #pragma unroll
 			for (int c = 0; c < 4; ++c) {
@@ -2119,11 +2118,10 @@ __device__ __forceinline__ void bx_pass(int p, int npass, int lane, int qlen, in
 				const ku32 code = RIGHT ? (ku32)m & 7u : 4u - ((ku32)m & 7u);
 				dw = dw << 8 | cb << 3 | code;
 				// H in the band (from the cell above at en0), else carried; the exact maximum's key
-				const bool inb = j >= blo && j <= bhi, isen0 = j <= e0hi;
-				const int H = !inb ? Hl : isen0 && i > 0 ? Hu[c] + (un >> 24) : Hl + (vn >> 24);
+				const bool inb = j >= blo && j <= bhi;
+				const int H = !inb ? Hl : i == en0 && i > 0 ? Hu[c] + (un >> 24) : Hl + (vn >> 24);
 				if (inb) {
-					const int en1 = group_end(st0, en0);
-					kc[c] = 8 * H + (isen0 ? 7 : i >= en1 ? 2 - (i - en1) : 6 - ((i - st0) & 3));
+					kc[c] = 8 * H + max_ord(i, st0, en0, group_end(st0, en0));
 					if (lastrow) rowH[j] = H;  // mte's H[en0]
 					if (j == qlen - 1) colH[i] = H;  // mqe's H[st0]
 				}
