@@ -7,9 +7,8 @@ differences and exits 1 on any, or when a DP kernel named by --expect was not la
 Started by tests/kernel/test_ksw_extd2_emulated.py in a process of its own, so that the fake CuPy
 (tests/emu/fakecupy) replaces the real one here only. Jobs: one batch per preset from random_jobs of
 tests/kernel/test_ksw_extd2.py (the GPU test's generator; its describe_diff reports), plus the
---edges and --long jobs below. The launcher's knobs come from the environment as on a GPU
-(GPUEXT_KSW_REG, GPUEXT_KSW_REG_SHAPES, GPUEXT_KSW_W1_BLOCKS, GPUEXT_KSW_FB, GPUEXT_KSW_WIDE_LG, GPUEXT_KSW_RP); --big-share
-sets its BIG_JOB_SHARE. GX_EMU_REVERSE=1 makes the emulator run a block's threads in reverse order.
+--edges and --long jobs below. The launcher's knobs come from the environment as on a GPU (every
+GPUEXT_KSW_* variable set is printed with the seed); --big-share sets its BIG_JOB_SHARE. GX_EMU_REVERSE=1 makes the emulator run a block's threads in reverse order.
 --chunked runs a shuffled subset with some sequences cut to length 0 under a memory budget that cuts
 the call into chunks, then in one chunk (as test_chunks_subsets_and_empty_jobs_match_ksw2).
 """
@@ -209,10 +208,7 @@ def main() -> int:
 
     if a.big_share is not None:
         gpu.BIG_JOB_SHARE = a.big_share
-    knobs = {k: os.environ[k] for k in ("GPUEXT_KSW_REG", "GPUEXT_KSW_REG_SHAPES", "GPUEXT_KSW_W1_BLOCKS",
-                                        "GPUEXT_KSW_FB", "GPUEXT_KSW_FBH", "GPUEXT_KSW_FB2", "GPUEXT_KSW_WIDE_LG", "GPUEXT_KSW_PAIRS",
-                                        "GPUEXT_KSW_RP",
-                                        "GPUEXT_KSW_FBX", "GPUEXT_KSW_FBB", "GX_EMU_REVERSE") if k in os.environ}
+    knobs = {k: v for k, v in sorted(os.environ.items()) if k.startswith("GPUEXT_KSW_") or k == "GX_EMU_REVERSE"}
     print(f"seed {a.seed}, knobs {knobs or 'default'}")
     problems, seen = [], set()
     for pi, preset in enumerate(a.presets.split(",")):

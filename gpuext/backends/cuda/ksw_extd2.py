@@ -74,7 +74,6 @@ FBP_ROWS = 1024             # a full-band job of this many target rows or more o
 FEW_WARPS = 1024            # a launch class of at most this many warps (an eighth of an H100's) is latency-bound ($GPUEXT_KSW_FEW)
 MID8 = 3e6                  # a middle-team job of more than (the call's cells / MID8) anti-diagonals gets 8 warps,
                             # the others 4 ($GPUEXT_KSW_MID8, 0: 8 warps for all; performance.md, sixth session)
-TOT_MID8 = 5                # d_tot[5 .. 15): those jobs per middle-team ring class (KSW_TOT_MID8)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
 FB_K = (4, 5, 6, 8, 10, 12, 16)   # query columns per lane (FB_KS); class KSW_FB_CLS + 7: ksw_extd2_dp_fbp
@@ -94,6 +93,13 @@ KSW_FBB_CLS = 62           # ksw_extd2_dp_fbb: big band-limited exact jobs in th
 FBB_MAX_JOBS = 1024         # jobs per launch of ksw_extd2_dp_fbb (its books blocks wait for later blocks)
 KSW_NCLS = 64              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
                            # 11 full-band two per lane, the ring pipeline, the exact pass pipelines, + jobs not run
+# the planning's summary (d_acc), as the plan kernels lay it out: jobs per class, the 4 arena sizes
+# (ksw_extd2_offsets), then tot (ksw_extd2_plan, ksw_extd2_class): the live jobs' cells, their number,
+# their device bytes, the most passes of a pipeline job (fbp, fbx), the ring pipeline's chunks, and
+# from TOT_MID8 on the long middle-team jobs per ring class (KSW_TOT_MID8, 10 entries)
+SUM_SIZES = KSW_NCLS
+SUM_TOT = SUM_SIZES + 4
+TOT_CELLS, TOT_JOBS, TOT_BYTES, TOT_PASSES, TOT_RP, TOT_MID8 = range(6)
 # register kernels: ring lg -> (G lanes per job, K register groups), 4*G*K >= 2**lg slots; the
 # smallest G that fits with K <= 8 (fewest lanes idle, the per-anti-diagonal work shared by 32/G
 # jobs); $GPUEXT_KSW_REG_SHAPES overrides entries (e.g. "8:16x4,9:32x4") for timing
@@ -544,8 +550,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             # the planning's summary, read back at once: jobs per class, arena sizes (ksw_extd2_offsets);
             # then tot: live cells, live jobs, their device bytes, most passes (fbp), rp chunks; long
             # middle-team jobs per ring class
-            d_acc = cupy.zeros(KSW_NCLS + 4 + TOT_MID8 + 10, np.uint64)
-            d_tot = d_acc[KSW_NCLS + 4:]
+            d_acc = cupy.zeros(SUM_TOT + TOT_MID8 + 10, np.uint64)
+            d_tot = d_acc[SUM_TOT:]
             d_key = cupy.empty(m, i64)
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
@@ -577,7 +583,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 lst = perm if sub is None else sub[perm]
                 n = len(lst)
                 if sub is not None:   # (the first call's are zero)
-                    d_acc[:KSW_NCLS + 4].fill(0)
+                    d_acc[:SUM_TOT].fill(0)
                 lst32 = cupy.empty(n, i32)
                 k_off(((n + 255) // 256,), (256,), (i32(n), lst, d_sz, d64, d32, i32(m), lst32, d_acc))
                 mark("offsets")
@@ -587,8 +593,9 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
 
         lst32, summ = plan_chunk(None)
         stats["t_plan"] = time.perf_counter() - t0
-        nlive, need_all, max_pass = int(summ[KSW_NCLS + 5]), int(summ[KSW_NCLS + 6]), int(summ[KSW_NCLS + 7])
-        rp_ids = int(summ[KSW_NCLS + 8])   # the ring pipeline's chunks over the call (a bound for each chunk of it)
+        tot = summ[SUM_TOT:]
+        nlive, need_all, max_pass = int(tot[TOT_JOBS]), int(tot[TOT_BYTES]), int(tot[TOT_PASSES])
+        rp_ids = int(tot[TOT_RP])   # the ring pipeline's chunks over the call (a bound for each chunk of it)
         stats["jobs_gpu"] = nlive
         h_all = None
         chunk_out = []   # (ncig per job of the call, packed CIGARs in job order) per chunk
@@ -621,7 +628,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                             d_ncig.fill(0)   # jobs of earlier chunks: no CIGAR in this chunk's packing
                 stats["chunks"] += 1
                 cnt = summ[:KSW_NCLS - 1].astype(np.int64)
-                sizes = [int(x) for x in summ[KSW_NCLS:KSW_NCLS + 4]]
+                sizes = [int(x) for x in summ[SUM_SIZES:SUM_TOT]]
                 for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbx", "fbb", "fbh", "fb2", "fbh2", "rp"):
                     stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
                 for c in np.flatnonzero(cnt):
@@ -652,7 +659,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         nb = max(1, min(FBB_MAX_JOBS, 8 * cupy.cuda.Device().attributes["MultiProcessorCount"]))
                         parts += [(key, c, int(first[c]) + a, min(nb, n - a)) for a in range(0, n, nb)]
                         continue
-                    n8 = min(n, int(summ[KSW_NCLS + 4 + TOT_MID8 + c - 10])) if key[0] == 8 and mid8 else n
+                    n8 = min(n, int(summ[SUM_TOT + TOT_MID8 + c - 10])) if key[0] == 8 and mid8 else n
                     parts += [(key, c, int(first[c]), n8)] if n8 else []
                     parts += [((4, key[1]), c, int(first[c]) + n8, n - n8)] if n > n8 else []
                 for key, c, s0, n in parts:
