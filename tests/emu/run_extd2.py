@@ -8,7 +8,8 @@ Started by tests/kernel/test_ksw_extd2_emulated.py in a process of its own, so t
 (tests/emu/fakecupy) replaces the real one here only. Jobs: one batch per preset from random_jobs of
 tests/kernel/test_ksw_extd2.py (the GPU test's generator; its describe_diff reports), plus the
 --edges and --long jobs below. The launcher's knobs come from the environment as on a GPU (every
-GPUEXT_KSW_* variable set is printed with the seed); --big-share sets its BIG_JOB_SHARE. GX_EMU_REVERSE=1 makes the emulator run a block's threads in reverse order.
+GPUEXT_KSW_* variable set is printed with the seed); --big-share sets its BIG_JOB_SHARE.
+GX_EMU_REVERSE=1 makes the emulator run a block's threads in reverse order.
 --chunked runs a shuffled subset with some sequences cut to length 0 under a memory budget that cuts
 the call into chunks, then in one chunk (as test_chunks_subsets_and_empty_jobs_match_ksw2).
 """
