@@ -501,10 +501,11 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             for nw in (1, 4, 8, 16) for sm in (True, False)}
     if nblk != W1_BLOCKS_PER_SM:
         k_dp[(1, True)] = mod.get_function(f"ksw_extd2_dp_w1_smem_b{nblk}")
+    k_w7 = None   # the 8-warp team's jobs with rings of up to 2**10 slots on 7 warps (_mid7)
     if _mid_team() == 8 and _pairs():
         k_dp[(8, True)] = mod.get_function("ksw_extd2_dp_w8p_smem")
-    # the 8-warp team's jobs with rings of up to 2**10 slots on 7 warps (_mid7)
-    k_w7 = mod.get_function("ksw_extd2_dp_w7p_smem") if _mid_team() == 8 and _pairs() and _mid7() else None
+        if _mid7():
+            k_w7 = mod.get_function("ksw_extd2_dp_w7p_smem")
     smem_per_block = SMEM_PER_SM // nblk - 1024
     # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
