@@ -451,6 +451,33 @@ def test_band_pipeline_matches_ksw2(preset, monkeypatch):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("w7b", ["1", "0"])
+@pytest.mark.parametrize("preset", ["map-ont", "map-hifi"])
+def test_middle_team_books_warp_matches_ksw2(preset, w7b, monkeypatch):
+    """Band-limited exact extensions on the middle team (narrow bands, bands of 100-961, 5,000-bp
+    extensions of w 751) match ksw2 with the books warp (ksw_extd2_dp_w7b_smem: H, keys and books a
+    round behind the cells) and without it (GPUEXT_KSW_W7B=0: ksw_extd2_dp_w7p_smem)."""
+    from gpuext.backends.cuda import ksw_extd2
+    from tests.emu.run_extd2 import band_jobs, exact_extensions, narrow_band_jobs
+
+    def draw_long():
+        t = rng.integers(0, 4, 5000).astype(np.uint8)
+        return _mutate(rng, t, 0.1, 0.01), t, 751
+
+    rng = np.random.default_rng([SEED, 13])
+    b = random_jobs(rng, preset, 60, max_len=3000)
+    zd, eb = PRESETS[preset][6:8]
+    b = JobBatch.concat([b, narrow_band_jobs(rng, b, 100, zd, eb), band_jobs(rng, b, 40, zd, eb),
+                         exact_extensions(b, 4, draw_long, zd, eb)])
+    monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)
+    monkeypatch.setenv("GPUEXT_KSW_W7B", w7b)
+    ref, got = _run_both(b)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(b, ref, got)
+    assert ksw_extd2.last_stats["jobs_per_team_size"][8] > 0
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_register_kernels_match_ksw2(preset, monkeypatch):
     """Jobs whose ring has at most 1024 slots run in the register kernels (every ring size, both

@@ -12,7 +12,7 @@ a fresh one (printed) with the launcher's defaults and with the register kernels
 size (GPUEXT_KSW_REG=10); the same jobs in the other register shapes (GPUEXT_KSW_REG_SHAPES) and with
 the register kernels off (GPUEXT_KSW_REG=0); the full-band kernels, a warp per job and a block per
 pass of a big job, and two jobs per lane in 16-bit halves (fixed and fresh seed); GENERIC_SC with a transition matrix; tiny jobs and
-bands; warp teams of 7, 8 (GPUEXT_KSW_MID7=0) and 16 (BIG_JOB_SHARE 0), and of 4 (GPUEXT_KSW_TEAM_MID=4); rings in global memory (jobs over 16 kb that Z-drop
+bands; warp teams of 7 with a books warp, 7 (GPUEXT_KSW_W7B=0), 8 (GPUEXT_KSW_MID7=0) and 16 (BIG_JOB_SHARE 0), and of 4 (GPUEXT_KSW_TEAM_MID=4); rings in global memory (jobs over 16 kb that Z-drop
 ends early) on 16 warps and on one; the one-warp kernel's other block sizes (GPUEXT_KSW_W1_BLOCKS); a
 subset with empty sequences cut into many chunks; the ring pipeline (GPUEXT_KSW_RP) on band-limited
 extensions and on 16-warp and global-ring-sized jobs; the exact pass pipeline (ksw_extd2_dp_fbx) on big exact
@@ -59,7 +59,7 @@ CASES = {
     # (a fresh seed's 30 jobs per preset need not hold a big full-band job of at most 128 columns: fb4
     # is expected of seed 11 only)
     **{f"default-{tag}": (["--jobs", "30", "--max-len", "1200", "--edges", "--seed", str(seed),
-                           "--expect", "w1_smem,w7p_smem," + fb4 + _reg_e((8, 2), (8, 4), (8, 8))], {})
+                           "--expect", "w1_smem,w7b_smem," + fb4 + _reg_e((8, 2), (8, 4), (8, 8))], {})
        for tag, seed, fb4 in (("11", 11, "fb4,"), ("fresh", FRESH, ""))},
     **{f"reg-all-{tag}": ([*REG_JOBS, "--seed", str(seed), "--expect",
                            _reg((8, 2), (8, 4), (8, 8), (16, 8), (32, 8))], REG_ALL)
@@ -106,21 +106,23 @@ CASES = {
                "--big-share", "0", "--expect", "w8p_smem,w16_smem"], {}),
     # band-limited exact extensions on the middle team, two anti-diagonals per round (w <= 959) or one,
     # in both thread orders, fixed and fresh seeds, also GENERIC_SC
-    # (on 7 warps for rings of up to 2^10 slots; on 8 with GPUEXT_KSW_MID7=0)
+    # (on 7 warps and a books warp for rings of up to 2^10 slots; on 7 with the books between the barriers
+    # with GPUEXT_KSW_W7B=0; on 8 with GPUEXT_KSW_MID7=0)
     **{f"teams-pairs-{tag}": (["--presets", "map-ont,map-hifi,asm5", "--jobs", "4", "--bands", "14", "--seed", str(seed),
                                "--big-share", "0", "--expect", kernel], knobs)
-       for tag, seed, kernel, knobs in (("53", 53, "w7p_smem", {}),
-                                        ("fresh-reversed", FRESH, "w7p_smem", {"GX_EMU_REVERSE": "1"}),
+       for tag, seed, kernel, knobs in (("53", 53, "w7b_smem", {}),
+                                        ("fresh-reversed", FRESH, "w7b_smem", {"GX_EMU_REVERSE": "1"}),
+                                        ("7-warps", 53, "w7p_smem", {"GPUEXT_KSW_W7B": "0"}),
                                         ("8-warps", 53, "w8p_smem", {"GPUEXT_KSW_MID7": "0"}))},
     "teams-pairs-generic": (["--presets", "map-ont", "--transition", "2", "--jobs", "4", "--bands", "14", "--seed",
-                             "59", "--big-share", "0", "--expect", "w7p_smem"], {}),
+                             "59", "--big-share", "0", "--expect", "w7b_smem"], {}),
     # the middle team one anti-diagonal per round (its exact jobs otherwise take two: dp_team's PAIRS)
     "teams-one-per-round": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--seed",
                              "47", "--big-share", "0", "--expect", "w8_smem"], {"GPUEXT_KSW_PAIRS": "0"}),
     # the middle team split: its jobs longest first, those over the call's cells / MID8 anti-diagonals on
     # 8 warps (two per round), the rest on 4
     "teams-split": (["--presets", "map-ont,map-hifi", "--jobs", "4", "--bands", "14", "--seed", "53", "--big-share",
-                     "0", "--expect", "w7p_smem,w4_smem"], {"GPUEXT_KSW_MID8": "10000"}),
+                     "0", "--expect", "w7b_smem,w4_smem"], {"GPUEXT_KSW_MID8": "10000"}),
     "teams-w4": (["--presets", "map-hifi", "--jobs", "30", "--max-len", "2000", "--edges", "--long", "2", "3200",
                   "--big-share", "0", "--expect", "w4_smem,w16_smem"], {"GPUEXT_KSW_TEAM_MID": "4"}),
     # the ring pipeline (GPUEXT_KSW_RP): the middle team's band-limited extensions, in both thread
@@ -141,7 +143,7 @@ CASES = {
     # every kernel kind with the fibers taking turns from the last thread to the first (GX_EMU_REVERSE,
     # emu.cpp): a shared value read before its writer wrote it, between two barriers, shows in one order
     "reversed-order": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "1500", "--edges", "--long", "2",
-                        "3200", "--big-share", "0", "--seed", "41", "--expect", "w1_smem,w7p_smem,w16_smem,fbp"],
+                        "3200", "--big-share", "0", "--seed", "41", "--expect", "w1_smem,w7b_smem,w16_smem,fbp"],
                        {"GX_EMU_REVERSE": "1"}),
     # and the launch classes in class order on default-priority streams (the A/B knob)
     "chunked": (["--presets", "map-ont", "--jobs", "60", "--max-len", "1500", "--seed", "19", "--chunked"],

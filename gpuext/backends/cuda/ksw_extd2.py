@@ -337,6 +337,13 @@ def _mid7() -> bool:
     return os.environ.get("GPUEXT_KSW_MID7", "").strip() != "0"
 
 
+def _books_warp() -> bool:
+    """The 7-warp middle team's exact pairs get an 8th warp for their H, keys and books, which it runs
+    a round behind the cells (`ksw_extd2_dp_w7b_smem`, dp_team's BW); $GPUEXT_KSW_W7B=0: the cell warps
+    run them between the barriers (`ksw_extd2_dp_w7p_smem`), for A/B timing."""
+    return os.environ.get("GPUEXT_KSW_W7B", "").strip() != "0"
+
+
 def _rp_kc() -> int:
     """Words per lane of the ring pipeline (`ksw_extd2_dp_rp<KC>`, chunks of 128 KC target slots, a
     warp each), which takes the exact jobs that would get a warp team: $GPUEXT_KSW_RP, 1 or 2, or 0 (the
@@ -505,7 +512,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     if _mid_team() == 8 and _pairs():
         k_dp[(8, True)] = mod.get_function("ksw_extd2_dp_w8p_smem")
         if _mid7():
-            k_w7 = mod.get_function("ksw_extd2_dp_w7p_smem")
+            k_w7 = mod.get_function("ksw_extd2_dp_w7b_smem" if _books_warp() else "ksw_extd2_dp_w7p_smem")
     smem_per_block = SMEM_PER_SM // nblk - 1024
     # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
@@ -687,7 +694,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         if nw > 1:   # one job per block
                             tpb, shm = 32 * nw, (RING_BYTES_PER_SLOT << L) if smem else 0
                             if nw == 8 and smem and L <= 10 and k_w7 is not None:
-                                fn, tpb = k_w7, 224
+                                fn, tpb = k_w7, 256 if _books_warp() else 224
                         elif smem:   # several jobs per block, a warp each
                             tpb = 32 * max(1, min(8, smem_per_block // (RING_BYTES_PER_SLOT << L)))
                             shm = tpb // 32 * (RING_BYTES_PER_SLOT << L)

@@ -520,7 +520,7 @@ extern __shared__ __align__(16) unsigned char ksw_smem[];
 // with __syncwarp; NW > 1: one team per block, __syncthreads. Each anti-diagonal: set-up (band,
 // ring blocks, boundary cell), barrier, the cells (4 slots per thread and step), barrier, the
 // maximum / Z-drop bookkeeping, done redundantly by every thread so that all stay uniform.
-template <bool SMEM, int NW, bool PAIRS = false>
+template <bool SMEM, int NW, bool PAIRS = false, bool BW = false>
 __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_list, int smem_lg,
 										const ku8* __restrict__ qseq, const ki64* __restrict__ qst,
 										const int* __restrict__ qlenv, const ku8* __restrict__ tseq,
@@ -537,9 +537,10 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 	constexpr int NT = 32 * NW;
 	__shared__ int red_v[2 * NW];   // the warps' largest keys and first words (two anti-diagonals with PAIRS)
 	__shared__ ku32 red_r[2 * NW];
-	const int tid = threadIdx.x % NT, lane = threadIdx.x & 31, wid = tid >> 5;
-	const int team = threadIdx.x / NT;
-	const int k = blockIdx.x * (blockDim.x / NT) + team;
+	// BW: one job per block of NW cell warps and a books warp (wid NW; see the pairs below)
+	const int tid = BW ? (int)threadIdx.x : (int)threadIdx.x % NT, lane = threadIdx.x & 31, wid = tid >> 5;
+	const int team = BW ? 0 : threadIdx.x / NT;
+	const int k = blockIdx.x * (BW ? 1 : blockDim.x / NT) + team;
 	if (k >= n_list) return;  // team-uniform
 	const int jid = jlist[k];
 	Ring g = SMEM ? make_ring(ksw_smem + (size_t)team * (RING_BYTES_PER_SLOT << smem_lg), smem_lg)
@@ -552,7 +553,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 	// PAIRS: an exact job whose aligned band and score stores span at most 31 words per warp takes two
 	// anti-diagonals per pair of barriers (dp_pairs); the others one
 	const int wmin = min(min(w + 1, qlen), tlen);
-	if (PAIRS && !approx && wmin + 32 <= min(124 * NW, (int)g.mask - 1)) {
+	if (PAIRS && !approx && wmin + 32 <= min(124 * NW, (int)g.mask - 1) && (!BW || wmin + 55 <= (int)g.mask + 1)) {
 		static_assert(!PAIRS || (SMEM && NW >= 7), "pairs: a middle team or larger, ring in shared memory");
 		// Two anti-diagonals r and r1 = r + 1 per round: set-up, barrier, the cells of r, then those of
 		// r1, the keys of both, barrier, both anti-diagonals' books, the state back to the ring. Slot t
@@ -566,9 +567,52 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		// first-slot rule's constants (lines 149-159) as its bytes. The ring is read only between the
 		// first barrier and the second and written only after the second (the owners' state of the
 		// round's last anti-diagonal, x, v, x2 in buffer 1), so no thread reads what another writes.
+		// BW (a books warp, warp NW): the NW cell warps compute no H, keys or books. After the second
+		// barrier the owners also store r's v and u bytes (in buffers 0 of v and x, unused here), and
+		// the books warp runs a round's H, keys and books (lines 326-366) during the next round's cells,
+		// from those and the state of r1 (v in buffer 1, u); H lives in the ring and only the books warp
+		// touches it. On a Z-drop it raises stopf, read by every warp after the second barrier: the
+		// round computed meanwhile is lost (its direction bytes are never read). The last round's books
+		// run after the loop. A fill of new ring blocks aliases slots up to 15 past top2 less the ring
+		// size; the books read slots from st0 - 5 of the round before: wmin + 55 <= R keeps them apart.
 		__shared__ int hx[4];   // H of en0 and st0 of r, then of r1 (from their owners, for mte and mqe)
+		__shared__ int stopf;   // BW: set by the books warp on a Z-drop (or the band's exit)
 		const int kw = 31 * wid + lane - 1;
-		const bool own = lane > 0;
+		const bool bwarp = BW && wid == NW, own = lane > 0 && !bwarp;
+		if (BW && tid == 0) stopf = 0;
+		// BW: the books of anti-diagonal rr from its v and u bytes (vb, ub): true on a Z-drop
+		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub) -> bool {
+			const int s0 = band_st0(rr, qlen, w), e0 = band_en0(rr, tlen, w), e1 = group_end(s0, e0);
+			int og[4];
+			grouped_ords(s0, og);
+			const int Hp = rr > 0 ? g.H[(ku32)(e0 > 0 ? e0 - 1 : e0) & g.mask] : 0;  // line 329, before the update
+			__syncwarp();
+			int bk = (int)0x80000000;
+			ku32 bt = 0xffffffffu;
+			for (int t0 = (s0 & ~3) + 4 * lane; t0 <= e0; t0 += 128) {  // the words that meet [s0, e0]
+				const ku32 ix = (ku32)t0 & g.mask;
+				const int4 h4 = *(const int4*)(g.H + ix);
+				int hv[4] = {h4.x, h4.y, h4.z, h4.w};
+				const int kk = word_hkey(hv, ld4(vb + ix), ld4(ub + ix), t0, s0, e0, e1, rr, Hp, qe, og);
+				*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
+				if (kk > bk) bk = kk, bt = (ku32)t0;
+			}
+			const int mK = __reduce_max_sync(KSW_FULL_MASK, bk);
+			const ku32 mT = __reduce_min_sync(KSW_FULL_MASK, bk == mK ? bt : 0xffffffffu);
+			__syncwarp();  // H of e0 and s0 after the update
+			return exact_books(mK, mT, rr, s0, e0, e1, g.H[(ku32)e0 & g.mask], g.H[(ku32)s0 & g.mask], qlen, tlen,
+							   zdrop, e2, ez_max, max_t, max_q, mqe, mqe_t, mte, mte_q, score);
+		};
+		// BW: the books of the round from rb: true when the job ends there (a Z-drop, or the band leaves
+		// the matrix on rb + 1)
+		auto books_round = [&](int rb) -> bool {
+			if (books_ad(rb, g.v(0), g.x(0))) return true;
+			const int rb1 = rb + 1;
+			if (rb1 >= qlen + tlen - 1) return false;
+			if (band_st0(rb1, qlen, w) > band_en0(rb1, tlen, w)) return true;
+			return books_ad(rb1, g.v(1), g.u);
+		};
+		int pend = -1;  // BW: the round whose books are still to run
 		for (int r = 0; r < qlen + tlen - 1; r += 2) {
 			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
 			if (st0 > en0) { zdropped = 1; break; }
@@ -581,7 +625,10 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			const int en1 = group_end(st0, en0), en1b = group_end(st0b, en0b);
 			const int top2 = two ? max(top, topb) : top;
 			const int nb = (top2 >> 4) + 1;
-			if (nb > hw) ring_fill(g, hw, nb, tid, NT, FILL1, FILL2, true), hw = nb;
+			if (nb > hw) {
+				if (tid < NT) ring_fill(g, hw, nb, tid, NT, FILL1, FILL2, true);
+				hw = nb;
+			}
 			if (tid == 0 && with_cigar) {
 				DO[r] = (ku32)(dcur >> 4);
 				if (two) DO[r1] = (ku32)((dcur + en - st + 1) >> 4);
@@ -590,15 +637,24 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 
 			// the word's state after r - 1 (buffer 1 holds x, v, x2)
 			const int t0 = st + 4 * kw;
-			const bool live = kw >= 0 && t0 <= top2;
+			const bool live = !bwarp && kw >= 0 && t0 <= top2;
 			const ku32 ix = (ku32)t0 & g.mask;
-			ku32 X = 0, V = 0, X2 = 0, U = 0, Y = 0, Y2 = 0, S = 0;
+			ku32 X = 0, V = 0, X2 = 0, U = 0, Y = 0, Y2 = 0, S = 0, Vr = 0, Ur = 0;
 			int hv[4] = {0, 0, 0, 0};
+			int k0 = (int)0x80000000, k1 = (int)0x80000000;
+			if (bwarp) {  // the books of the round before, while the cell warps compute this one
+				if (pend >= 0 && books_round(pend)) {
+					pend = -1, zdropped = 1;
+					if (lane == 0) stopf = 1;
+				}
+			} else {
 			if (live) {
 				X = ld4(g.x(1) + ix), V = ld4(g.v(1) + ix), X2 = ld4(g.x2(1) + ix);
 				U = ld4(g.u + ix), Y = ld4(g.y + ix), Y2 = ld4(g.y2 + ix), S = ld4(g.s + ix);
-				const int4 h4 = *(const int4*)(g.H + ix);
-				hv[0] = h4.x, hv[1] = h4.y, hv[2] = h4.z, hv[3] = h4.w;
+				if (!BW) {
+					const int4 h4 = *(const int4*)(g.H + ix);
+					hv[0] = h4.x, hv[1] = h4.y, hv[2] = h4.z, hv[3] = h4.w;
+				}
 			} else if (kw < 0) {  // left neighbour of slot st on r (lines 149-159), and H[st - 1]
 				int x1 = -qe, x21 = -qe2, v1 = -qe;
 				if (st == 0) v1 = boundary_diff(r, qe, e, e2, long_thres, long_diff);
@@ -607,7 +663,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 					x1 = g.x(1)[i1], x21 = g.x2(1)[i1], v1 = g.v(1)[i1];
 				}
 				X = (ku32)(ku8)x1 << 24, V = (ku32)(ku8)v1 << 24, X2 = (ku32)(ku8)x21 << 24;
-				if (st > 0) hv[3] = g.H[(ku32)(st - 1) & g.mask];
+				if (!BW && st > 0) hv[3] = g.H[(ku32)(st - 1) & g.mask];
 			}
 			ku32 Xp = __shfl_up_sync(KSW_FULL_MASK, X, 1), Vp = __shfl_up_sync(KSW_FULL_MASK, V, 1);
 			ku32 X2p = __shfl_up_sync(KSW_FULL_MASK, X2, 1);
@@ -616,10 +672,9 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				Xp = (ku32)g.x(1)[i1] << 24, Vp = (ku32)g.v(1)[i1] << 24, X2p = (ku32)g.x2(1)[i1] << 24;
 			}
 			if (live && en >= r) boundary_cell(U, Y, Y2, t0, r, qe, qe2, e, e2, long_thres, long_diff);
-			const int Hprev = r > 0 ? g.H[(ku32)(en0 > 0 ? en0 - 1 : en0) & g.mask] : 0;  // line 329
+			const int Hprev = !BW && r > 0 ? g.H[(ku32)(en0 > 0 ? en0 - 1 : en0) & g.mask] : 0;  // line 329
 			int ordg[4];
-			grouped_ords(st0, ordg);
-			int k0 = (int)0x80000000, k1 = (int)0x80000000;
+			if (!BW) grouped_ords(st0, ordg);
 			if (live && t0 <= top) {  // anti-diagonal r: the cells of [st, en], the score stores up to send
 				S = word_score_e(S, t0, r, st0, en0, send, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
 				if (t0 <= en) {
@@ -627,7 +682,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 					const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y, Y2,
 										 S, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn, X2n, Y2n);
 					if (own && with_cigar) st4(P + dcur + (t0 - st), d);
-					if (t0 <= en0 && t0 + 3 >= st0) {
+					if (!BW && t0 <= en0 && t0 + 3 >= st0) {
 						const int kk = word_hkey(hv, Vn, Un, t0, st0, en0, en1, r, Hprev, qe, ordg);
 						if (own) {  // the owners of en0 and st0 publish their H, for mte and mqe
 							k0 = kk;
@@ -635,6 +690,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 							if ((unsigned)(st0 - t0) < 4u) hx[1] = pick4(hv, st0 - t0);
 						}
 					}
+					Vr = Vn, Ur = Un;
 					X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
 				}
 			}
@@ -645,9 +701,9 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				}
 				Xp = __shfl_up_sync(KSW_FULL_MASK, X, 1), Vp = __shfl_up_sync(KSW_FULL_MASK, V, 1);
 				X2p = __shfl_up_sync(KSW_FULL_MASK, X2, 1);
-				const int Hl = __shfl_up_sync(KSW_FULL_MASK, hv[3], 1);  // H of slot t0 - 1 after r
+				const int Hl = BW ? 0 : __shfl_up_sync(KSW_FULL_MASK, hv[3], 1);  // H of slot t0 - 1 after r
 				if (live && enb >= r1) boundary_cell(U, Y, Y2, t0, r1, qe, qe2, e, e2, long_thres, long_diff);
-				grouped_ords(st0b, ordg);
+				if (!BW) grouped_ords(st0b, ordg);
 				if (own && live && t0 >= stb && t0 <= topb) {
 					S = word_score_e(S, t0, r1, st0b, en0b, sendb, generic, T, Q, tlen, mat, MCH4, MIS4, SCN4);
 					if (t0 <= enb) {
@@ -655,7 +711,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 						const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y,
 											 Y2, S, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn, X2n, Y2n);
 						if (with_cigar) st4(P + dcur + (en - st + 1) + (t0 - stb), d);
-						if (t0 <= en0b && t0 + 3 >= st0b) {
+						if (!BW && t0 <= en0b && t0 + 3 >= st0b) {
 							// H[en0 - 1] after r: this word's, or the lane below's last slot
 							const int hp = (unsigned)(en0b - 1 - t0) < 4u ? pick4(hv, en0b - 1 - t0) : Hl;
 							k1 = word_hkey(hv, Vn, Un, t0, st0b, en0b, en1b, r1, en0b > 0 ? hp : 0, qe, ordg);
@@ -667,28 +723,34 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				}
 			}
 			// the largest keys and their first words, per warp, then per team after the barrier
-			{
+			if (!BW) {
 				const int m0 = __reduce_max_sync(KSW_FULL_MASK, k0);
 				const ku32 w0 = __reduce_min_sync(KSW_FULL_MASK, k0 == m0 ? (ku32)t0 : 0xffffffffu);
 				const int m1 = __reduce_max_sync(KSW_FULL_MASK, k1);
 				const ku32 w1 = __reduce_min_sync(KSW_FULL_MASK, k1 == m1 ? (ku32)t0 : 0xffffffffu);
 				if (lane == 0) red_v[wid] = m0, red_r[wid] = w0, red_v[NW + wid] = m1, red_r[NW + wid] = w1;
 			}
+			}  // cell warps
 			__syncthreads();
-			ku32 mT;
-			int mK = team_key<NW>(red_v, red_r, lane, mT);
-			if (exact_books(mK, mT, r, st0, en0, en1, hx[0], hx[1], qlen, tlen, zdrop, e2, ez_max, max_t, max_q, mqe,
-							mqe_t, mte, mte_q, score)) {
-				zdropped = 1;
-				break;
-			}
-			if (exitb) { zdropped = 1; break; }  // the band leaves the matrix on r1 (st0 > en0)
-			if (two) {
-				mK = team_key<NW>(red_v + NW, red_r + NW, lane, mT);
-				if (exact_books(mK, mT, r1, st0b, en0b, en1b, hx[2], hx[3], qlen, tlen, zdrop, e2, ez_max, max_t, max_q,
-								mqe, mqe_t, mte, mte_q, score)) {
+			if (BW) {
+				if (stopf) break;  // the books warp has run the round before's books: a Z-drop there
+				pend = r;
+			} else {
+				ku32 mT;
+				int mK = team_key<NW>(red_v, red_r, lane, mT);
+				if (exact_books(mK, mT, r, st0, en0, en1, hx[0], hx[1], qlen, tlen, zdrop, e2, ez_max, max_t, max_q, mqe,
+								mqe_t, mte, mte_q, score)) {
 					zdropped = 1;
 					break;
+				}
+				if (exitb) { zdropped = 1; break; }  // the band leaves the matrix on r1 (st0 > en0)
+				if (two) {
+					mK = team_key<NW>(red_v + NW, red_r + NW, lane, mT);
+					if (exact_books(mK, mT, r1, st0b, en0b, en1b, hx[2], hx[3], qlen, tlen, zdrop, e2, ez_max, max_t,
+									max_q, mqe, mqe_t, mte, mte_q, score)) {
+						zdropped = 1;
+						break;
+					}
 				}
 			}
 			dcur += en - st + 1 + (two ? enb - stb + 1 : 0);
@@ -696,8 +758,15 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			if (own && live) {  // the state after the round's last anti-diagonal, read after the next barrier
 				st4(g.u + ix, U), st4(g.y + ix, Y), st4(g.y2 + ix, Y2), st4(g.s + ix, S);
 				st4(g.x(1) + ix, X), st4(g.v(1) + ix, V), st4(g.x2(1) + ix, X2);
-				*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
+				if (BW) st4(g.v(0) + ix, Vr), st4(g.x(0) + ix, Ur);  // r's v and u, for the books warp
+				else *(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
 			}
+			if (BW && exitb) break;  // the band leaves the matrix on r1: the books after the loop end the job
+		}
+		if (BW) {  // the last round's books (its state is stored): after the loop's end, the band's exit on r1 or
+			// at the start of a round (zdropped is 1 then, whatever the books find)
+			__syncthreads();
+			if (bwarp && pend >= 0 && books_round(pend)) zdropped = 1;
 		}
 	} else
 	for (int r = 0; r < qlen + tlen - 1; ++r) {
@@ -712,7 +781,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		const int top = en > send ? en : send;
 		const int nb = (top >> 4) + 1;
 		if (nb > hw) {  // first touch of blocks [hw, nb): ksw2's initial array contents
-			ring_fill(g, hw, nb, tid, NT, FILL1, FILL2, !approx);
+			if (tid < NT) ring_fill(g, hw, nb, tid, NT, FILL1, FILL2, !approx);
 			hw = nb;
 			// the fill may cover slot r, whose boundary values thread 0 writes below
 			if (NW == 1) __syncwarp(); else __syncthreads();
@@ -760,7 +829,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		// 8 (the launcher's middle team) take one word: the same 1024 slots per step as 4 warps of
 		// two, with half the chain per thread (real E. coli extensions 25.0 -> 19.6 ms)
 		constexpr int WPS = NW == 4 || NW == 16 ? 2 : 1;
-		for (int base = st + 128 * wid; base <= en; base += 4 * NT * WPS) {  // warp-uniform trip count
+		// (BW: the books warp takes no cells here, and runs the books with the others)
+		for (int base = st + 128 * wid; base <= en && (!BW || wid < NW); base += 4 * NT * WPS) {  // warp-uniform
 			ku32 X[WPS], V[WPS], X2[WPS], U[WPS], Y[WPS], Y2[WPS], S[WPS], Xp[WPS], Vp[WPS], X2p[WPS];
 #pragma unroll
 			for (int k = 0; k < WPS; ++k) {
@@ -825,7 +895,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		if (!approx) {  // the largest key, and the first word that holds it
 			mK = __reduce_max_sync(KSW_FULL_MASK, bestK);
 			mT = __reduce_min_sync(KSW_FULL_MASK, bestK == mK ? (ku32)bestT : 0xffffffffu);
-			if (NW > 1 && lane == 0) red_v[wid] = mK, red_r[wid] = mT;
+			if (NW > 1 && lane == 0 && (!BW || wid < NW)) red_v[wid] = mK, red_r[wid] = mT;
 		}
 		if (NW == 1) __syncwarp(); else __syncthreads();
 
@@ -865,7 +935,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		}
 		last_st = st, last_en = en;
 	}
-	if (tid == 0) store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
+	// (BW: the books warp's, which holds the pairs' books)
+	if (tid == (BW ? NT : 0)) store_extz(res, n_res, jid, ez_max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped);
 	// the backtrack by the first warp, once every warp's direction bytes and the result are written
 	if (NW == 1) __syncwarp(); else __syncthreads();
 	if (wid == 0)
@@ -905,6 +976,8 @@ extern "C" __global__ void __launch_bounds__(256, 1) ksw_extd2_dp_w8p_smem(KSW_D
 // ... on 7 warps (rings of up to 2^10 slots: the launcher's _mid7): a w-751 band's 196 words take one
 // step, and two blocks leave room for one-warp blocks beside them
 extern "C" __global__ void __launch_bounds__(224, 1) ksw_extd2_dp_w7p_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 7, true>(KSW_DP_ARGS, KSW_TB_ARGS); }
+// the same with a books warp (dp_team's BW: 7 cell warps and the H, keys and books a round behind on an 8th)
+extern "C" __global__ void __launch_bounds__(256, 2) ksw_extd2_dp_w7b_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 7, true, true>(KSW_DP_ARGS, KSW_TB_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_smem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<true, 16>(KSW_DP_ARGS, KSW_TB_ARGS); }
 extern "C" __global__ void __launch_bounds__(512, 1) ksw_extd2_dp_w16_gmem(KSW_DP_PARAMS, KSW_TB_PARAMS) { dp_team<false, 16>(KSW_DP_ARGS, KSW_TB_ARGS); }
 
