@@ -419,6 +419,22 @@ def test_exact_full_band_pipeline_matches_ksw2(preset, monkeypatch):
     assert ksw_extd2.last_stats["jobs_per_team_size"]["fbx"] == 0
 
 
+def _band_limited_batch(rng, preset: str, n_random: int, n_narrow: int, n_long: int) -> JobBatch:
+    """Random jobs of the preset plus band-limited exact ones: n_narrow narrow bands (where padding slots
+    and stale scores decide band cells), 40 bands of 100-961 and n_long 5,000-bp extensions of w 751
+    (E. coli's longest)."""
+    from tests.emu.run_extd2 import band_jobs, exact_extensions, narrow_band_jobs
+
+    def draw_long():
+        t = rng.integers(0, 4, 5000).astype(np.uint8)
+        return _mutate(rng, t, 0.1, 0.01), t, 751
+
+    b = random_jobs(rng, preset, n_random, max_len=3000)
+    zd, eb = PRESETS[preset][6:8]
+    return JobBatch.concat([b, narrow_band_jobs(rng, b, n_narrow, zd, eb), band_jobs(rng, b, 40, zd, eb),
+                            exact_extensions(b, n_long, draw_long, zd, eb)])
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("preset", ["map-ont", "map-hifi", "asm5", "sr"])
 def test_band_pipeline_matches_ksw2(preset, monkeypatch):
@@ -427,17 +443,8 @@ def test_band_pipeline_matches_ksw2(preset, monkeypatch):
     w 751, long enough that the books block stops running passes) take ksw_extd2_dp_fbb with
     GPUEXT_KSW_FBB=1 and match ksw2."""
     from gpuext.backends.cuda import ksw_extd2
-    from tests.emu.run_extd2 import band_jobs, exact_extensions, narrow_band_jobs
 
-    def draw_long():   # a 5,000-bp extension of w 751 (E. coli's longest)
-        t = rng.integers(0, 4, 5000).astype(np.uint8)
-        return _mutate(rng, t, 0.1, 0.01), t, 751
-
-    rng = np.random.default_rng([SEED, 11])
-    b = random_jobs(rng, preset, 100, max_len=3000)
-    zd, eb = PRESETS[preset][6:8]
-    b = JobBatch.concat([b, narrow_band_jobs(rng, b, 150, zd, eb), band_jobs(rng, b, 40, zd, eb),
-                         exact_extensions(b, 6, draw_long, zd, eb)])
+    b = _band_limited_batch(np.random.default_rng([SEED, 11]), preset, 100, 150, 6)
     monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)
     monkeypatch.setenv("GPUEXT_KSW_FBB", "1")
     ref, got = _run_both(b)
@@ -458,17 +465,8 @@ def test_middle_team_books_warp_matches_ksw2(preset, w7b, monkeypatch):
     extensions of w 751) match ksw2 with the books warp (ksw_extd2_dp_w7b_smem: H, keys and books a
     round behind the cells) and without it (GPUEXT_KSW_W7B=0: ksw_extd2_dp_w7p_smem)."""
     from gpuext.backends.cuda import ksw_extd2
-    from tests.emu.run_extd2 import band_jobs, exact_extensions, narrow_band_jobs
 
-    def draw_long():
-        t = rng.integers(0, 4, 5000).astype(np.uint8)
-        return _mutate(rng, t, 0.1, 0.01), t, 751
-
-    rng = np.random.default_rng([SEED, 13])
-    b = random_jobs(rng, preset, 60, max_len=3000)
-    zd, eb = PRESETS[preset][6:8]
-    b = JobBatch.concat([b, narrow_band_jobs(rng, b, 100, zd, eb), band_jobs(rng, b, 40, zd, eb),
-                         exact_extensions(b, 4, draw_long, zd, eb)])
+    b = _band_limited_batch(np.random.default_rng([SEED, 13]), preset, 60, 100, 4)
     monkeypatch.setattr(ksw_extd2, "BIG_JOB_SHARE", 0.0)
     monkeypatch.setenv("GPUEXT_KSW_W7B", w7b)
     ref, got = _run_both(b)

@@ -29,7 +29,8 @@ Work plan of one `run` (the host never loops over the jobs):
    at most 2**REG_MAX_LG slots in the
    register kernels (a group of 8, 16 or 32 lanes per job, the ring in registers), the others a
    warp per job, or a middle team (8 warps, `_mid_team`; its exact jobs two anti-diagonals per round,
-   `ksw_extd2_dp_w8p_smem`, `_pairs`; those too short to be the call's critical path on 4, `_mid8`) or 16 warps for the few jobs large enough
+   `ksw_extd2_dp_w8p_smem`, `_pairs`; with rings of up to 2**10 slots on 7 warps and an 8th for their books,
+   `ksw_extd2_dp_w7b_smem`, `_mid7`, `_books_warp`; those too short to be the call's critical path on 4, `_mid8`) or 16 warps for the few jobs large enough
    to be the critical path (the middle team also for rings of 2**WIDE_LG slots), with rings of up to 16384 slots in shared memory, wider ones in
    global memory; with $GPUEXT_KSW_RP the teams' exact jobs run in the ring pipeline instead
    (`ksw_extd2_dp_rp<KC>`, a warp per chunk of target slots, `_rp_kc`; off by default). Every DP kernel ends with its jobs' backtrack (a warp per job), so that a class
