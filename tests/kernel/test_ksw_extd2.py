@@ -236,6 +236,24 @@ def test_full_band_kernels_only_where_exact(monkeypatch):
     assert not _fb_on(4, 2, 24, 1, score_matrix(2, 4))
 
 
+@pytest.mark.parametrize("preset_queues", [None, "8"])
+def test_cuda_package_asks_for_32_hardware_queues(preset_queues):
+    """Importing the cuda backend asks the driver for 32 hardware queues for the CUDA context to come
+    (each launch class has a stream; with 8 queues a class can wait behind another's dispatch), and keeps
+    a value the user set."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    if preset_queues:
+        env["CUDA_DEVICE_MAX_CONNECTIONS"] = preset_queues
+    code = "import os, gpuext.backends.cuda; print(os.environ['CUDA_DEVICE_MAX_CONNECTIONS'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == (preset_queues or "32")
+
+
 def test_launch_order_puts_long_running_classes_first():
     """The launch order of ksw_extd2's classes: warp teams (their jobs are the longest chains of
     anti-diagonals), then the pass pipeline, then full-band classes of several passes or long rows
