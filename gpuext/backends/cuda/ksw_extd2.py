@@ -509,11 +509,15 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             for nw in (1, 4, 8, 16) for sm in (True, False)}
     if nblk != W1_BLOCKS_PER_SM:
         k_dp[(1, True)] = mod.get_function(f"ksw_extd2_dp_w1_smem_b{nblk}")
-    k_w7 = None   # the 8-warp team's jobs with rings of up to 2**10 slots on 7 warps (_mid7)
+    # the 8-warp team's jobs with rings of up to 2**10 slots on 7 warps (_mid7), and an 8th for their
+    # books (_books_warp): the kernel and its threads per block
+    k_w7, w7_threads = None, 0
     if _mid_team() == 8 and _pairs():
         k_dp[(8, True)] = mod.get_function("ksw_extd2_dp_w8p_smem")
         if _mid7():
-            k_w7 = mod.get_function("ksw_extd2_dp_w7b_smem" if _books_warp() else "ksw_extd2_dp_w7p_smem")
+            bw = _books_warp()
+            k_w7 = mod.get_function("ksw_extd2_dp_w7b_smem" if bw else "ksw_extd2_dp_w7p_smem")
+            w7_threads = 256 if bw else 224
     smem_per_block = SMEM_PER_SM // nblk - 1024
     # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
@@ -695,7 +699,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         if nw > 1:   # one job per block
                             tpb, shm = 32 * nw, (RING_BYTES_PER_SLOT << L) if smem else 0
                             if nw == 8 and smem and L <= 10 and k_w7 is not None:
-                                fn, tpb = k_w7, 256 if _books_warp() else 224
+                                fn, tpb = k_w7, w7_threads
                         elif smem:   # several jobs per block, a warp each
                             tpb = 32 * max(1, min(8, smem_per_block // (RING_BYTES_PER_SLOT << L)))
                             shm = tpb // 32 * (RING_BYTES_PER_SLOT << L)
