@@ -279,6 +279,11 @@ struct Ring {
 	__device__ __forceinline__ ku8* x(int b) const { return pp + (size_t)b * 3 * (mask + 1); }
 	__device__ __forceinline__ ku8* v(int b) const { return pp + (size_t)(3 * b + 1) * (mask + 1); }
 	__device__ __forceinline__ ku8* x2(int b) const { return pp + (size_t)(3 * b + 2) * (mask + 1); }
+	// line 329's H[en0 - 1] (H[en0] when en0 == 0) before anti-diagonal r updates it; 0 on r == 0
+	__device__ __forceinline__ int h_prev(int r, int en0) const
+	{
+		return r > 0 ? H[(ku32)(en0 > 0 ? en0 - 1 : en0) & mask] : 0;
+	}
 };
 
 #define RING_BYTES_PER_SLOT 14
@@ -585,7 +590,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			const int s0 = band_st0(rr, qlen, w), e0 = band_en0(rr, tlen, w), e1 = group_end(s0, e0);
 			int og[4];
 			grouped_ords(s0, og);
-			const int Hp = rr > 0 ? g.H[(ku32)(e0 > 0 ? e0 - 1 : e0) & g.mask] : 0;  // line 329, before the update
+			const int Hp = g.h_prev(rr, e0);
 			__syncwarp();
 			int bk = (int)0x80000000;
 			ku32 bt = 0xffffffffu;
@@ -672,7 +677,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				Xp = (ku32)g.x(1)[i1] << 24, Vp = (ku32)g.v(1)[i1] << 24, X2p = (ku32)g.x2(1)[i1] << 24;
 			}
 			if (live && en >= r) boundary_cell(U, Y, Y2, t0, r, qe, qe2, e, e2, long_thres, long_diff);
-			const int Hprev = !BW && r > 0 ? g.H[(ku32)(en0 > 0 ? en0 - 1 : en0) & g.mask] : 0;  // line 329
+			const int Hprev = BW ? 0 : g.h_prev(r, en0);
 			int ordg[4];
 			if (!BW) grouped_ords(st0, ordg);
 			if (live && t0 <= top) {  // anti-diagonal r: the cells of [st, en], the score stores up to send
