@@ -288,6 +288,15 @@ struct Ring {
 
 #define RING_BYTES_PER_SLOT 14
 
+// KSW_PROF (GPUEXT_KSW_DEFINES=KSW_PROF=1, timing only): printf probes on the critical chains, with the
+// global timer (ns) and the SM clock: "FBP k0 jid pass start end cycles wait_cycles fence_cycles" for
+// every pass of the pass pipeline's two largest jobs, "TEAM jid rounds start end cycles" for the books
+// warp's jobs of 4,000+ rounds, "TB jid qlen+tlen start end" for backtracks of paths over 12,000 cells
+#ifdef KSW_PROF
+#define PROF_CLK(v) asm volatile("mov.u64 %0, %%clock64;" : "=l"(v)::"memory")
+#define PROF_GT(v) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v)::"memory")
+#endif
+
 __device__ __forceinline__ Ring make_ring(ku8* base, int lg)
 {
 	Ring g;
@@ -618,6 +627,10 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			return books_ad(rb1, g.v(1), g.u);
 		};
 		int pend = -1;  // BW: the round whose books are still to run
+#ifdef KSW_PROF
+		unsigned long long tg0, tc0; int nrd = 0;
+		PROF_GT(tg0); PROF_CLK(tc0);
+#endif
 		for (int r = 0; r < qlen + tlen - 1; r += 2) {
 			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
 			if (st0 > en0) { zdropped = 1; break; }
@@ -767,7 +780,17 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				else *(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
 			}
 			if (BW && exitb) break;  // the band leaves the matrix on r1: the books after the loop end the job
+#ifdef KSW_PROF
+			++nrd;
+#endif
 		}
+#ifdef KSW_PROF
+		if (BW && tid == 0 && nrd >= 4000) {
+			unsigned long long tg1, tc1;
+			PROF_GT(tg1); PROF_CLK(tc1);
+			printf("TEAM %d %d %llu %llu %llu\n", jid, nrd, tg0, tg1, tc1 - tc0);
+		}
+#endif
 		if (BW) {  // the last round's books (its state is stored): after the loop's end, the band's exit on r1 or
 			// at the start of a round (zdropped is 1 then, whatever the books find)
 			__syncthreads();
@@ -1822,6 +1845,10 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		return;
 	}
 	if (p1 >= npass) return;
+#ifdef KSW_PROF
+	unsigned long long pg0, pc0, pw = 0, pfn = 0, pa, pb;
+	PROF_GT(pg0); PROF_CLK(pc0);
+#endif
 	const volatile int* stopf = EX ? progx + pend[k0] - 1 : nullptr;  // the job's books block's: 1 on a Z-drop
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
 		const int j0 = p * W + K * sl;
@@ -1874,6 +1901,9 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		for (int s = 0; s < nsx; ++s, Pp += la * fb_kp(K)) {
 			const int i = s - sl;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
+#ifdef KSW_PROF
+				PROF_CLK(pa);
+#endif
 				int got;
 				bool stop = false;
 				do {
@@ -1883,6 +1913,9 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				if (EX && stop) break;
 				avail = got;
 				__threadfence();
+#ifdef KSW_PROF
+				PROF_CLK(pb); pw += pb - pa;
+#endif
 			}
 			int hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1, NL);
 			int fl = __shfl_up_sync(KSW_FULL_MASK, of, 1, NL), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1, NL);
@@ -1949,7 +1982,13 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			if (!last && sl == NL - 1) {
 				*(int4*)(bout + 4 * i) = make_int4(oh, of, of2, 0);
 				if (PIPE && ((i & 15) == 15 || i == tlen - 1)) {  // rows published 16 at a time
+#ifdef KSW_PROF
+					PROF_CLK(pa);
+#endif
 					__threadfence();
+#ifdef KSW_PROF
+					PROF_CLK(pb); pfn += pb - pa;
+#endif
 					*(volatile int*)&prog[blockIdx.x] = i + 1;
 				}
 			}
@@ -1979,6 +2018,13 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		}
 		__syncwarp();  // the buffer rows of this pass, for the next pass's lane 0 (one warp)
 	}
+#ifdef KSW_PROF
+	if (PIPE && !EX && k0 < 2 && lane == 31) {
+		unsigned long long pg1, pc1;
+		PROF_GT(pg1); PROF_CLK(pc1);
+		printf("FBP %d %d %d %llu %llu %llu %llu %llu\n", k0, jid, p1, pg0, pg1, pc1 - pc0, pw, pfn);
+	}
+#endif
 	if (EX || (PIPE && p1 < npass - 1)) return;  // the last pass backtracks: it ends after every other pass
 	// (EX: the books block does)
 	if (PIPE) __threadfence();
@@ -2574,6 +2620,18 @@ __device__ __forceinline__ void tb_job(
 	const int qlen = qlenv[jid], tlen = tlenv[jid], w = full_w(wv[jid], qlen, tlen), flag = flv[jid];
 	int n = 0;
 	if (flag & KSW_EZ_SCORE_ONLY) { if (lane == 0) ncig[jid] = 0; return; }
+#ifdef KSW_PROF
+	unsigned long long tbg0;
+	PROF_GT(tbg0);
+	struct TbProf {  // prints when tb_job returns
+		unsigned long long g0; int jid, len;
+		__device__ ~TbProf() {
+			unsigned long long g1;
+			PROF_GT(g1);
+			if ((threadIdx.x & 31) == 0 && len > 12000) printf("TB %d %d %llu %llu\n", jid, len, g0, g1);
+		}
+	} tbp{tbg0, jid, qlen + tlen};
+#endif
 	const int zd = res[RF_ZDROPPED * n_res + jid], mx = res[RF_MAX * n_res + jid];
 	const int max_t = res[RF_MAX_T * n_res + jid], max_q = res[RF_MAX_Q * n_res + jid];
 	const int mqe = res[RF_MQE * n_res + jid], mqe_t = res[RF_MQE_T * n_res + jid];
