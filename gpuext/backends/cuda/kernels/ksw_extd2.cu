@@ -293,8 +293,11 @@ struct Ring {
 // every pass of the pass pipeline's two largest jobs, "TEAM jid rounds start end cycles" for the books
 // warp's jobs of 4,000+ rounds, "TB jid qlen+tlen start end" for backtracks of paths over 12,000 cells
 #ifdef KSW_PROF
+#define PROF(...) __VA_ARGS__  // a probe's statements, compiled only with KSW_PROF
 #define PROF_CLK(v) asm volatile("mov.u64 %0, %%clock64;" : "=l"(v)::"memory")
 #define PROF_GT(v) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v)::"memory")
+#else
+#define PROF(...)
 #endif
 
 __device__ __forceinline__ Ring make_ring(ku8* base, int lg)
@@ -627,10 +630,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			return books_ad(rb1, g.v(1), g.u);
 		};
 		int pend = -1;  // BW: the round whose books are still to run
-#ifdef KSW_PROF
-		unsigned long long tg0, tc0; int nrd = 0;
-		PROF_GT(tg0); PROF_CLK(tc0);
-#endif
+		PROF(unsigned long long tg0, tc0; int nrd = 0; PROF_GT(tg0); PROF_CLK(tc0));
 		for (int r = 0; r < qlen + tlen - 1; r += 2) {
 			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
 			if (st0 > en0) { zdropped = 1; break; }
@@ -780,9 +780,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				else *(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
 			}
 			if (BW && exitb) break;  // the band leaves the matrix on r1: the books after the loop end the job
-#ifdef KSW_PROF
-			++nrd;
-#endif
+			PROF(++nrd);
 		}
 #ifdef KSW_PROF
 		if (BW && tid == 0 && nrd >= 4000) {
@@ -1845,10 +1843,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		return;
 	}
 	if (p1 >= npass) return;
-#ifdef KSW_PROF
-	unsigned long long pg0, pc0, pw = 0, pfn = 0, pa, pb;
-	PROF_GT(pg0); PROF_CLK(pc0);
-#endif
+	PROF(unsigned long long pg0, pc0, pw = 0, pfn = 0, pa, pb; PROF_GT(pg0); PROF_CLK(pc0));
 	const volatile int* stopf = EX ? progx + pend[k0] - 1 : nullptr;  // the job's books block's: 1 on a Z-drop
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
 		const int j0 = p * W + K * sl;
@@ -1901,9 +1896,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		for (int s = 0; s < nsx; ++s, Pp += la * fb_kp(K)) {
 			const int i = s - sl;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
-#ifdef KSW_PROF
-				PROF_CLK(pa);
-#endif
+				PROF(PROF_CLK(pa));
 				int got;
 				bool stop = false;
 				do {
@@ -1913,9 +1906,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				if (EX && stop) break;
 				avail = got;
 				__threadfence();
-#ifdef KSW_PROF
-				PROF_CLK(pb); pw += pb - pa;
-#endif
+				PROF(PROF_CLK(pb); pw += pb - pa);
 			}
 			int hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1, NL);
 			int fl = __shfl_up_sync(KSW_FULL_MASK, of, 1, NL), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1, NL);
@@ -1982,13 +1973,9 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			if (!last && sl == NL - 1) {
 				*(int4*)(bout + 4 * i) = make_int4(oh, of, of2, 0);
 				if (PIPE && ((i & 15) == 15 || i == tlen - 1)) {  // rows published 16 at a time
-#ifdef KSW_PROF
-					PROF_CLK(pa);
-#endif
+					PROF(PROF_CLK(pa));
 					__threadfence();
-#ifdef KSW_PROF
-					PROF_CLK(pb); pfn += pb - pa;
-#endif
+					PROF(PROF_CLK(pb); pfn += pb - pa);
 					*(volatile int*)&prog[blockIdx.x] = i + 1;
 				}
 			}
