@@ -291,7 +291,8 @@ struct Ring {
 // KSW_PROF (GPUEXT_KSW_DEFINES=KSW_PROF=1, timing only): printf probes on the critical chains, with the
 // global timer (ns) and the SM clock: "FBP k0 jid pass start end cycles wait_cycles fence_cycles" for
 // every pass of the pass pipeline's two largest jobs, "TEAM jid rounds start end cycles" for the books
-// warp's jobs of 4,000+ rounds, "TB jid qlen+tlen start end" for backtracks of paths over 12,000 cells
+// warp's jobs of 4,000+ rounds, "TB jid qlen+tlen start end" for backtracks of jobs with qlen + tlen over
+// KSW_PROF_TB (default 12,000)
 #ifdef KSW_PROF
 #define PROF(...) __VA_ARGS__  // a probe's statements, compiled only with KSW_PROF
 #define PROF_CLK(v) asm volatile("mov.u64 %0, %%clock64;" : "=l"(v)::"memory")
@@ -2608,6 +2609,9 @@ __device__ __forceinline__ void tb_job(
 	int n = 0;
 	if (flag & KSW_EZ_SCORE_ONLY) { if (lane == 0) ncig[jid] = 0; return; }
 #ifdef KSW_PROF
+#ifndef KSW_PROF_TB
+#define KSW_PROF_TB 12000  // backtracks of jobs with qlen + tlen above this print a TB line
+#endif
 	unsigned long long tbg0;
 	PROF_GT(tbg0);
 	struct TbProf {  // prints when tb_job returns
@@ -2615,7 +2619,7 @@ __device__ __forceinline__ void tb_job(
 		__device__ ~TbProf() {
 			unsigned long long g1;
 			PROF_GT(g1);
-			if ((threadIdx.x & 31) == 0 && len > 12000) printf("TB %d %d %llu %llu\n", jid, len, g0, g1);
+			if ((threadIdx.x & 31) == 0 && len > KSW_PROF_TB) printf("TB %d %d %llu %llu\n", jid, len, g0, g1);
 		}
 	} tbp{tbg0, jid, qlen + tlen};
 #endif
