@@ -295,6 +295,9 @@ struct Ring {
 // KSW_PROF_TB (default 12,000)
 #ifdef KSW_PROF
 #define PROF(...) __VA_ARGS__  // a probe's statements, compiled only with KSW_PROF
+#ifndef KSW_PROF_TB
+#define KSW_PROF_TB 12000
+#endif
 #define PROF_CLK(v) asm volatile("mov.u64 %0, %%clock64;" : "=l"(v)::"memory")
 #define PROF_GT(v) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v)::"memory")
 #else
@@ -2609,9 +2612,6 @@ __device__ __forceinline__ void tb_job(
 	int n = 0;
 	if (flag & KSW_EZ_SCORE_ONLY) { if (lane == 0) ncig[jid] = 0; return; }
 #ifdef KSW_PROF
-#ifndef KSW_PROF_TB
-#define KSW_PROF_TB 12000  // backtracks of jobs with qlen + tlen above this print a TB line
-#endif
 	unsigned long long tbg0;
 	PROF_GT(tbg0);
 	struct TbProf {  // prints when tb_job returns
