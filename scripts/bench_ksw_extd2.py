@@ -161,6 +161,12 @@ def main() -> int:
         got = ksw_extd2.run(batch, None if len(take) == batch.n else take, gpu_mem=gm)   # (None: every job)
         dt = time.perf_counter() - t
         best = dt if best is None else min(best, dt)
+        if os.environ.get("GPUEXT_BENCH_RUNS") == "1":   # each timed run: its time and last classes (a diagnostic)
+            rs = ksw_extd2.last_stats
+            cl = sorted(rs.get("classes", []), key=lambda c: -c[3])[:4]
+            sts = {(k, L): t0 for k, L, t0 in rs.get("class_starts", [])}
+            print(f"  run {_ + 1}: {dt * 1e3:.1f} ms, DP {rs.get('t_dp', 0) * 1e3:.1f} ms; last classes (start, end ms): "
+                  + "; ".join(f"({c[0]}, {c[1]}: {sts.get((c[0], c[1]), float('nan')):.2f}, {c[3]:.1f})" for c in cl))
     st = ksw_extd2.last_stats
     print(f"GPU ({dev}): {best:.3f} s, {gcells / best / 1e9:.1f} G cells/s "
           f"(chunks {st.get('chunks')}, transfers and backtrack included; "
@@ -174,6 +180,8 @@ def main() -> int:
             "staging; t_dp: uploads done to the last DP kernel's end, backtracks included; t_pack, t_rb_res, t_rb_cig: after it, the CIGAR packing, the result read-back, the CIGARs' read-back]")
     if "trace" in st:   # $GPUEXT_KSW_TRACE=1: the run's marks, host / device ms from the first
         print("  trace (last run, host / device ms): " + "; ".join(f"{n} {h:.2f}/{g:.2f}" for n, h, g in st["trace"]))
+        print("  trace, launches reached (class, ring lg, ms from the uploads): "
+              + "; ".join(f"({k}, {L}, {t:.2f})" for k, L, t in st.get("class_starts", [])))
     serial = os.environ.get("GPUEXT_KSW_SERIAL") == "1"
     cl = sorted(st.get("classes", []), key=lambda c: -c[3])
     print(f"  launch classes, last to end first (warps, ring lg, jobs, {'alone' if serial else 'end'} ms, DP and "

@@ -292,9 +292,24 @@ struct Ring {
 // global timer (ns) and the SM clock: "FBP k0 jid pass start end cycles wait_cycles fence_cycles" for
 // every pass of the pass pipeline's two largest jobs, "TEAM jid rounds start end cycles" for the books
 // warp's jobs of 4,000+ rounds, "TB jid qlen+tlen start end" for backtracks of jobs with qlen + tlen over
-// KSW_PROF_TB (default 12,000)
+// KSW_PROF_TB (default 12,000). KSW_PROF_WHAT picks the probes (bits: 1 FBP, 2 TEAM, 4 TB; default 7):
+// printf's stack frame slows every kernel that has one, so a probe of one chain can leave the others out.
+// TEAM also prints the global timer at rounds 1000, 2000, 3000 and 4000.
 #ifdef KSW_PROF
+#ifndef KSW_PROF_WHAT
+#define KSW_PROF_WHAT 7
+#endif
 #define PROF(...) __VA_ARGS__  // a probe's statements, compiled only with KSW_PROF
+#if KSW_PROF_WHAT & 1
+#define PROF_F(...) __VA_ARGS__
+#else
+#define PROF_F(...)
+#endif
+#if KSW_PROF_WHAT & 2
+#define PROF_T(...) __VA_ARGS__
+#else
+#define PROF_T(...)
+#endif
 #ifndef KSW_PROF_TB
 #define KSW_PROF_TB 12000
 #endif
@@ -302,6 +317,8 @@ struct Ring {
 #define PROF_GT(v) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v)::"memory")
 #else
 #define PROF(...)
+#define PROF_F(...)
+#define PROF_T(...)
 #endif
 
 __device__ __forceinline__ Ring make_ring(ku8* base, int lg)
@@ -634,7 +651,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			return books_ad(rb1, g.v(1), g.u);
 		};
 		int pend = -1;  // BW: the round whose books are still to run
-		PROF(unsigned long long tg0, tc0; int nrd = 0; PROF_GT(tg0); PROF_CLK(tc0));
+		PROF_T(unsigned long long tg0, tc0, tgk[4] = {0, 0, 0, 0}; int nrd = 0; PROF_GT(tg0); PROF_CLK(tc0));
 		for (int r = 0; r < qlen + tlen - 1; r += 2) {
 			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
 			if (st0 > en0) { zdropped = 1; break; }
@@ -703,7 +720,9 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 					ku32 Un, Vn, Xn, Yn, X2n, Y2n;
 					const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y, Y2,
 										 S, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn, X2n, Y2n);
+#ifndef KSW_TEAM_NOST  // (timing only: without the direction bytes' stores)
 					if (own && with_cigar) st4(P + dcur + (t0 - st), d);
+#endif
 					if (!BW && t0 <= en0 && t0 + 3 >= st0) {
 						const int kk = word_hkey(hv, Vn, Un, t0, st0, en0, en1, r, Hprev, qe, ordg);
 						if (own) {  // the owners of en0 and st0 publish their H, for mte and mqe
@@ -732,7 +751,9 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 						ku32 Un, Vn, Xn, Yn, X2n, Y2n;
 						const ku32 d = cell4((X << 8) | (Xp >> 24), (V << 8) | (Vp >> 24), (X2 << 8) | (X2p >> 24), U, Y,
 											 Y2, S, right, Q4, Q24, QE4, QE24, MCH4, Un, Vn, Xn, Yn, X2n, Y2n);
+#ifndef KSW_TEAM_NOST
 						if (with_cigar) st4(P + dcur + (en - st + 1) + (t0 - stb), d);
+#endif
 						if (!BW && t0 <= en0b && t0 + 3 >= st0b) {
 							// H[en0 - 1] after r: this word's, or the lane below's last slot
 							const int hp = (unsigned)(en0b - 1 - t0) < 4u ? pick4(hv, en0b - 1 - t0) : Hl;
@@ -784,13 +805,14 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				else *(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
 			}
 			if (BW && exitb) break;  // the band leaves the matrix on r1: the books after the loop end the job
-			PROF(++nrd);
+			PROF_T(if (++nrd % 1000 == 0 && nrd <= 4000) PROF_GT(tgk[nrd / 1000 - 1]));
 		}
-#ifdef KSW_PROF
+#if defined(KSW_PROF) && (KSW_PROF_WHAT & 2)
 		if (BW && tid == 0 && nrd >= 4000) {
 			unsigned long long tg1, tc1;
 			PROF_GT(tg1); PROF_CLK(tc1);
-			printf("TEAM %d %d %llu %llu %llu\n", jid, nrd, tg0, tg1, tc1 - tc0);
+			printf("TEAM %d %d %llu %llu %llu %llu %llu %llu %llu\n", jid, nrd, tg0, tg1, tc1 - tc0, tgk[0], tgk[1],
+				   tgk[2], tgk[3]);
 		}
 #endif
 		if (BW) {  // the last round's books (its state is stored): after the loop's end, the band's exit on r1 or
@@ -1847,7 +1869,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		return;
 	}
 	if (p1 >= npass) return;
-	PROF(unsigned long long pg0, pc0, pw = 0, pfn = 0, pa, pb; PROF_GT(pg0); PROF_CLK(pc0));
+	PROF_F(unsigned long long pg0, pc0, pw = 0, pfn = 0, pa, pb; PROF_GT(pg0); PROF_CLK(pc0));
 	const volatile int* stopf = EX ? progx + pend[k0] - 1 : nullptr;  // the job's books block's: 1 on a Z-drop
 	for (int p = p1; p < (PIPE ? p1 + 1 : npass); ++p) {
 		const int j0 = p * W + K * sl;
@@ -1900,7 +1922,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		for (int s = 0; s < nsx; ++s, Pp += la * fb_kp(K)) {
 			const int i = s - sl;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
-				PROF(PROF_CLK(pa));
+				PROF_F(PROF_CLK(pa));
 				int got;
 				bool stop = false;
 				do {
@@ -1910,7 +1932,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 				if (EX && stop) break;
 				avail = got;
 				__threadfence();
-				PROF(PROF_CLK(pb); pw += pb - pa);
+				PROF_F(PROF_CLK(pb); pw += pb - pa);
 			}
 			int hl = __shfl_up_sync(KSW_FULL_MASK, oh, 1, NL);
 			int fl = __shfl_up_sync(KSW_FULL_MASK, of, 1, NL), f2l = __shfl_up_sync(KSW_FULL_MASK, of2, 1, NL);
@@ -1977,9 +1999,9 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			if (!last && sl == NL - 1) {
 				*(int4*)(bout + 4 * i) = make_int4(oh, of, of2, 0);
 				if (PIPE && ((i & 15) == 15 || i == tlen - 1)) {  // rows published 16 at a time
-					PROF(PROF_CLK(pa));
+					PROF_F(PROF_CLK(pa));
 					__threadfence();
-					PROF(PROF_CLK(pb); pfn += pb - pa);
+					PROF_F(PROF_CLK(pb); pfn += pb - pa);
 					*(volatile int*)&prog[blockIdx.x] = i + 1;
 				}
 			}
@@ -2009,7 +2031,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		}
 		__syncwarp();  // the buffer rows of this pass, for the next pass's lane 0 (one warp)
 	}
-#ifdef KSW_PROF
+#if defined(KSW_PROF) && (KSW_PROF_WHAT & 1)
 	if (PIPE && !EX && k0 < 2 && lane == 31) {
 		unsigned long long pg1, pc1;
 		PROF_GT(pg1); PROF_CLK(pc1);
@@ -2611,7 +2633,7 @@ __device__ __forceinline__ void tb_job(
 	const int qlen = qlenv[jid], tlen = tlenv[jid], w = full_w(wv[jid], qlen, tlen), flag = flv[jid];
 	int n = 0;
 	if (flag & KSW_EZ_SCORE_ONLY) { if (lane == 0) ncig[jid] = 0; return; }
-#ifdef KSW_PROF
+#if defined(KSW_PROF) && (KSW_PROF_WHAT & 4)
 	unsigned long long tbg0;
 	PROF_GT(tbg0);
 	struct TbProf {  // prints when tb_job returns
