@@ -259,7 +259,8 @@ def test_launch_order_puts_long_running_classes_first():
     anti-diagonals), then the pass pipeline, then full-band classes of several passes or long rows
     and wide one-warp rings, ahead of the short gap fills (fb4..fb8, two per warp in fbh16, the
     register kernels, small rings), and the stream priorities never rise along that order (lower ranks run on streams the
-    block scheduler serves first)."""
+    block scheduler serves first), except that the pass pipeline is launched right after the teams (and the
+    opt-in ring and band pipelines that may take their jobs)."""
     from gpuext.backends.cuda.ksw_extd2 import KSW_NCLS, _class_key, _launch_order, _launch_rank
 
     keys = [_class_key(c) for c in range(KSW_NCLS - 1)]
@@ -271,7 +272,8 @@ def test_launch_order_puts_long_running_classes_first():
     assert max(pos[k] for k in teams) < pos[("fbp", 4)] < min(pos[k] for k in keys if k[0] in ("fb", "fbh", 1, "reg"))
     assert max(pos[k] for k in keys if k in (("fb", 16), ("fb", 12), ("fb", 10), (1, -1), (1, 10))) < \
         min(pos[k] for k in short)
-    prios = [_launch_rank(k)[0] for k in order]
+    assert pos[("fbp", 4)] == max(pos[k] for k in keys if k[0] in (16, 8, "rp", "fbb")) + 1
+    prios = [_launch_rank(k)[0] for k in order if k[0] != "fbp"]
     assert prios == sorted(prios, reverse=True) and prios[0] > prios[-1] == 0
 
 

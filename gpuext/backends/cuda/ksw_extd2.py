@@ -73,6 +73,9 @@ BIG_JOB_SHARE = 1 / 4000    # a job with more than this share of the cells gets 
 WIDE_LG = 10                # ... and one whose ring has 2**WIDE_LG slots or more the middle team ($GPUEXT_KSW_WIDE_LG, 0: off)
 FBP_ROWS = 1024             # a full-band job of this many target rows or more over the 16-bit bound runs in the pass pipeline ($GPUEXT_KSW_FBP_ROWS, 0: off)
 FEW_WARPS = 1024            # a launch class of at most this many warps (an eighth of an H100's) is latency-bound ($GPUEXT_KSW_FEW)
+FEW_PRIO = 2                # its stream priority, the teams': launched after the pass pipeline, a class at the
+                            # pipeline's priority waited behind its grid, which holds more passes than the GPU
+                            # ($GPUEXT_KSW_FEW_PRIO=1: the earlier rule, for A/B timing)
 MID8 = 3e6                  # a middle-team job of more than (the call's cells / MID8) anti-diagonals gets 8 warps,
                             # the others 4 ($GPUEXT_KSW_MID8, 0: 8 warps for all; performance.md, sixth session)
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
@@ -437,15 +440,25 @@ def _launch_rank(key: tuple, warps: float | None = None) -> tuple[int, int]:
     r = _launch_rank_of_kind(key)
     few = _env_int("GPUEXT_KSW_FEW", FEW_WARPS)   # (0: off, for A/B timing)
     if warps is not None and warps <= few and not _is_team(key[0]) and key[0] not in ("fbp", "fbx", "fbb", "rp"):
-        return max(r[0], 1), min(r[1], 5)
+        return max(r[0], _env_int("GPUEXT_KSW_FEW_PRIO", FEW_PRIO)), min(r[1], 5)
     return r
 
 
 def _launch_order(keys, warps: dict | None = None) -> list:
     """The launch class keys in launch order: highest stream priority first, then _launch_rank's
-    position (warps: per key, for the few-warp rule)."""
+    position (warps: per key, for the few-warp rule); but the pass pipeline right after the teams,
+    ahead of the other priority-2 classes: its largest job is one of a call's two longest chains, and
+    each launch before it costs the host 0.05-0.3 ms (fbx's preparation about 0.3: E. coli's
+    pipeline reached its launch 0.5-0.9 ms after the uploads). A later launch of higher priority still
+    has its blocks started first. ($GPUEXT_KSW_FBP_FIRST=0: strictly by priority, for A/B timing.)"""
     rank = {k: _launch_rank(k, None if warps is None else warps[k]) for k in keys}
-    return sorted(keys, key=lambda k: (-rank[k][0], rank[k][1]))
+    first = _env_int("GPUEXT_KSW_FBP_FIRST", 1)
+
+    def order(k):
+        if first and k[0] == "fbp":
+            return -2, 1.5   # after the teams (2, 0 and 2, 1)
+        return -rank[k][0], rank[k][1]
+    return sorted(keys, key=order)
 
 
 def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
@@ -474,6 +487,20 @@ def _result(m: int, h: tuple | None, coff, cigar) -> ResultBatch:
     else:
         res = {name: (h[0][i] if i < 8 else h[1][i - 8]) for i, name in enumerate(FIELDS)}
     return ResultBatch(coff=coff, cigar=cigar.astype(np.uint32, copy=False), **res)
+
+
+_NPASS = []
+
+
+def _npass_kernel():
+    """An elementwise kernel: the passes of W columns of jobs sel (and `extra` blocks more per job, fbx's
+    books), as int64 for the running total (one launch where the CuPy expression took five)."""
+    if not _NPASS:
+        import cupy
+
+        _NPASS.append(cupy.ElementwiseKernel("int32 sel, raw int32 qlen, int32 W, int32 extra", "int64 n",
+                                             "n = (qlen[sel] + W - 1) / W + extra", "gpuext_ksw_npass"))
+    return _NPASS[0]
 
 
 def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatch:
@@ -534,7 +561,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     main, up = stream("main"), stream("upload")
     t0 = time.perf_counter()
     futs = []
-    mark = _Trace(main) if os.environ.get("GPUEXT_KSW_TRACE") == "1" else (lambda name: None)
+    tracing = os.environ.get("GPUEXT_KSW_TRACE") == "1"
+    mark = _Trace(main) if tracing else (lambda name: None)
     mark("setup")
     try:
         # the per-job inputs as the batch holds them (the plan kernel gathers job_idx), first (one
@@ -655,7 +683,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     ev_in = main.record()
                 mark("arenas, sequences up")
                 stats["t_chunk_plan"] = stats.get("t_chunk_plan", 0.0) + time.perf_counter() - t_c
-                ev, tails = [], []
+                ev, tails, starts = [], [], []
                 keep = []   # buffers of launches in flight
                 first = np.concatenate([[0], np.cumsum(cnt)]).astype(np.int64)   # lst32 is in class order
                 off = int(first[-1])
@@ -717,6 +745,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                             d_eb, d_cigoff, d_cig, d_ncig)   # the backtrack's, which every DP kernel ends with
                     with st:
                         ev_a = st.record() if serial else ev_in
+                        if tracing:   # when the class's stream reaches its launch (about its first block's start)
+                            starts.append((key, st.record()))
                         nblk = (n + jobs_per_block - 1) // jobs_per_block
                         if nw in ("fbp", "fbx", "fbb"):   # a block per pass, a job's passes one after another (the
                             # largest job's first: blocks start in index order, and on a crowded GPU a
@@ -729,8 +759,12 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                                 pend = d_qst   # (an int64 array for the parameter: dp_fbb does not read it)
                                 keep += [cupy.zeros(2 * n * (max_pass - 1) + n, i32), pend]
                             else:
-                                pend = cupy.cumsum(((d_qlen[d_sel] + (32 * fbp_k - 1)) // (32 * fbp_k)
-                                                    + (nw == "fbx")).astype(i64))
+                                if hasattr(cupy, "ElementwiseKernel"):
+                                    npass = _npass_kernel()(d_sel, d_qlen, i32(32 * fbp_k), i32(nw == "fbx"))
+                                else:   # (the tests' CPU emulator of CuPy has no elementwise kernels)
+                                    npass = ((d_qlen[d_sel] + (32 * fbp_k - 1)) // (32 * fbp_k)
+                                             + (nw == "fbx")).astype(i64)
+                                pend = cupy.cumsum(npass)
                                 keep += [cupy.zeros(nblk * (1 + (nw == "fbx")), i32), pend]
                             args += (keep[-2], pend)
                         elif nw == "rp":   # a block per chunk, ordered by its first anti-diagonal (a
@@ -795,6 +829,9 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     (k[0] if k[0] != "reg" else "reg%dx%d%s" % (*shapes[k[1]], "e" if k[2] else "a"), k[1], n,
                      cupy.cuda.get_elapsed_time(a, b))
                     for a, b, k, n in ev)
+                if tracing:   # (GPUEXT_KSW_TRACE=1) per launch: its class and start, ms from the uploads
+                    stats.setdefault("class_starts", []).extend(
+                        (k[0], k[1], cupy.cuda.get_elapsed_time(ev_in, e)) for k, e in starts)
                 chunk_out.append((h_coff, h_out))
                 del d_dir, d_doff, d_cig, d_ring, d_out, keep
         else:
