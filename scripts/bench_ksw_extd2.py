@@ -155,7 +155,7 @@ def main() -> int:
     gcells = cells[take].sum()
     ksw_extd2.run(batch, take[: min(len(take), 200)], gpu_mem=gm)   # build + warm-up
     best, got = None, None
-    for _ in range(max(1, a.repeat)):
+    for i in range(max(1, a.repeat)):
         cupy.cuda.Device().synchronize()
         t = time.perf_counter()
         got = ksw_extd2.run(batch, None if len(take) == batch.n else take, gpu_mem=gm)   # (None: every job)
@@ -165,7 +165,7 @@ def main() -> int:
             rs = ksw_extd2.last_stats
             cl = sorted(rs.get("classes", []), key=lambda c: -c[3])[:4]
             sts = {(k, L): t0 for k, L, t0 in rs.get("class_starts", [])}
-            print(f"  run {_ + 1}: {dt * 1e3:.1f} ms, DP {rs.get('t_dp', 0) * 1e3:.1f} ms; last classes (start, end ms): "
+            print(f"  run {i + 1}: {dt * 1e3:.1f} ms, DP {rs.get('t_dp', 0) * 1e3:.1f} ms; last classes (start, end ms): "
                   + "; ".join(f"({c[0]}, {c[1]}: {sts.get((c[0], c[1]), float('nan')):.2f}, {c[3]:.1f})" for c in cl))
     st = ksw_extd2.last_stats
     print(f"GPU ({dev}): {best:.3f} s, {gcells / best / 1e9:.1f} G cells/s "

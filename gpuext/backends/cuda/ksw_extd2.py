@@ -452,13 +452,10 @@ def _launch_order(keys, warps: dict | None = None) -> list:
     pipeline reached its launch 0.5-0.9 ms after the uploads). A later launch of higher priority still
     has its blocks started first. ($GPUEXT_KSW_FBP_FIRST=0: strictly by priority, for A/B timing.)"""
     rank = {k: _launch_rank(k, None if warps is None else warps[k]) for k in keys}
-    first = _env_int("GPUEXT_KSW_FBP_FIRST", 1)
-
-    def order(k):
-        if first and k[0] == "fbp":
-            return -2, 1.5   # after the teams (2, 0 and 2, 1)
-        return -rank[k][0], rank[k][1]
-    return sorted(keys, key=order)
+    if _env_int("GPUEXT_KSW_FBP_FIRST", 1):   # right behind the last of the teams
+        tp, tpos = max(_launch_rank_of_kind((nw, 0)) for nw in (16, 8, 4))
+        rank.update({k: (tp, tpos + 0.5) for k in keys if k[0] == "fbp"})
+    return sorted(keys, key=lambda k: (-rank[k][0], rank[k][1]))
 
 
 def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
@@ -825,13 +822,13 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 # uploads to the end of the class's kernel, its backtrack included (with
                 # GPUEXT_KSW_SERIAL=1: the class alone);
                 # register classes: ("reg<G>x<K><a|e>", ring log2, ...)
+                def name(k):
+                    return k[0] if k[0] != "reg" else "reg%dx%d%s" % (*shapes[k[1]], "e" if k[2] else "a")
                 stats.setdefault("classes", []).extend(
-                    (k[0] if k[0] != "reg" else "reg%dx%d%s" % (*shapes[k[1]], "e" if k[2] else "a"), k[1], n,
-                     cupy.cuda.get_elapsed_time(a, b))
-                    for a, b, k, n in ev)
+                    (name(k), k[1], n, cupy.cuda.get_elapsed_time(a, b)) for a, b, k, n in ev)
                 if tracing:   # (GPUEXT_KSW_TRACE=1) per launch: its class and start, ms from the uploads
                     stats.setdefault("class_starts", []).extend(
-                        (k[0], k[1], cupy.cuda.get_elapsed_time(ev_in, e)) for k, e in starts)
+                        (name(k), k[1], cupy.cuda.get_elapsed_time(ev_in, e)) for k, e in starts)
                 chunk_out.append((h_coff, h_out))
                 del d_dir, d_doff, d_cig, d_ring, d_out, keep
         else:

@@ -299,7 +299,7 @@ struct Ring {
 #ifndef KSW_PROF_WHAT
 #define KSW_PROF_WHAT 7
 #endif
-#define PROF(...) __VA_ARGS__  // a probe's statements, compiled only with KSW_PROF
+// PROF_F, PROF_T: a probe's statements (FBP, TEAM), compiled only with KSW_PROF and the probe's bit
 #if KSW_PROF_WHAT & 1
 #define PROF_F(...) __VA_ARGS__
 #else
@@ -316,7 +316,6 @@ struct Ring {
 #define PROF_CLK(v) asm volatile("mov.u64 %0, %%clock64;" : "=l"(v)::"memory")
 #define PROF_GT(v) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v)::"memory")
 #else
-#define PROF(...)
 #define PROF_F(...)
 #define PROF_T(...)
 #endif
