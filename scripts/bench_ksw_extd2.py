@@ -111,6 +111,33 @@ def subset(b: JobBatch, idx: np.ndarray) -> JobBatch:
     return out
 
 
+def cpu_ticks() -> list[int] | None:
+    """The first line of /proc/stat (user nice system idle iowait irq softirq steal ...), or None."""
+    try:
+        with open("/proc/stat") as f:
+            return [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+
+
+def host_cpu(t0: list[int] | None, t1: list[int] | None) -> str:
+    """The CPU reference's machine: model, CPUs this process may use, and between the tick counts t0 and t1
+    (around the timed CPU runs) the share of CPU time that the hypervisor gave to others (steal) and the
+    busy share, to tell hosts apart when the 16-core reference moves between calls."""
+    model = "unknown model"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), model)
+    except OSError:
+        pass
+    out = f"{model}, {len(os.sched_getaffinity(0))} CPUs"
+    if t0 and t1 and len(t0) >= 8 and len(t1) >= 8:
+        d = [b - a for a, b in zip(t0, t1)]
+        tot = sum(d[:8]) or 1
+        out += f"; over the timed runs: steal {d[7] / tot:.1%}, busy {1 - (d[3] + d[4] + d[7]) / tot:.1%}"
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", help="recorded JobBatch arrays (.npz)")
@@ -191,13 +218,16 @@ def main() -> int:
     sub = subset(batch, take) if len(take) < batch.n else batch
     cts = []
     cpu.run(sub, n_threads=a.threads)   # warm-up (untimed, as the GPU's)
+    ticks0 = cpu_ticks()
     for _ in range(max(1, a.repeat)):   # the best of as many runs as the GPU gets (the CPU time varies)
         t = time.perf_counter()
         ref = cpu.run(sub, n_threads=a.threads)
         cts.append(time.perf_counter() - t)
     ct = min(cts)
+    ticks1 = cpu_ticks()
     print(f"CPU (stock ksw2, {a.threads} threads): {ct:.3f} s, {gcells / ct / 1e9:.2f} G cells/s "
           f"(best of {len(cts)}: {', '.join(f'{x:.3f}' for x in cts)} s)")
+    print(f"  host CPU: {host_cpu(ticks0, ticks1)}")
     print(f"speedup GPU/CPU: {ct / best:.1f}x")
     d = ref.diff(got)
     print(f"differences GPU vs CPU: {len(d)}" + (f" (first: {d[:5]})" if d else ""))

@@ -290,7 +290,7 @@ struct Ring {
 
 // KSW_PROF (GPUEXT_KSW_DEFINES=KSW_PROF=1, timing only): printf probes on the critical chains, with the
 // global timer (ns) and the SM clock: "FBP k0 jid pass start end cycles wait_cycles fence_cycles" for
-// every pass of the pass pipeline's two largest jobs, "TEAM jid rounds start end cycles" for the books
+// every pass of the pass pipeline's two largest jobs, "TEAM jid rounds start end cycles ... sm slot" for the books
 // warp's jobs of 4,000+ rounds, "TB jid qlen+tlen start end" for backtracks of jobs with qlen + tlen over
 // KSW_PROF_TB (default 12,000). KSW_PROF_WHAT picks the probes (bits: 1 FBP, 2 TEAM, 4 TB; default 7):
 // printf's stack frame slows every kernel that has one, so a probe of one chain can leave the others out.
@@ -807,11 +807,14 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			PROF_T(if (++nrd % 1000 == 0 && nrd <= 4000) PROF_GT(tgk[nrd / 1000 - 1]));
 		}
 #if defined(KSW_PROF) && (KSW_PROF_WHAT & 2)
-		if (BW && tid == 0 && nrd >= 4000) {
+		if (bwarp && lane == 0 && nrd >= 4000) {
 			unsigned long long tg1, tc1;
 			PROF_GT(tg1); PROF_CLK(tc1);
-			printf("TEAM %d %d %llu %llu %llu %llu %llu %llu %llu\n", jid, nrd, tg0, tg1, tc1 - tc0, tgk[0], tgk[1],
-				   tgk[2], tgk[3]);
+			unsigned sm, slot;  // the books warp's SM and hardware warp slot
+			asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+			asm volatile("mov.u32 %0, %%warpid;" : "=r"(slot));
+			printf("TEAM %d %d %llu %llu %llu %llu %llu %llu %llu %u %u\n", jid, nrd, tg0, tg1, tc1 - tc0, tgk[0], tgk[1],
+				   tgk[2], tgk[3], sm, slot);
 		}
 #endif
 		if (BW) {  // the last round's books (its state is stored): after the loop's end, the band's exit on r1 or
