@@ -124,7 +124,8 @@ def cpu_ticks() -> list[int] | None:
 def host_cpu(t0: list[int] | None, t1: list[int] | None) -> str:
     """The CPU reference's machine: model, CPUs this process may use, and between the tick counts t0 and t1
     (around the timed CPU runs) the share of CPU time that the hypervisor gave to others (steal) and the
-    busy share, to tell hosts apart when the 16-core reference moves between calls."""
+    busy share, to tell hosts apart when the 16-core reference moves between calls. The ticks are the whole
+    system's (every CPU of the machine or container), the CPU count this process's affinity."""
     model = "unknown model"
     try:
         with open("/proc/cpuinfo") as f:
