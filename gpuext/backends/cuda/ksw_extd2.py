@@ -486,20 +486,6 @@ def _result(m: int, h: tuple | None, coff, cigar) -> ResultBatch:
     return ResultBatch(coff=coff, cigar=cigar.astype(np.uint32, copy=False), **res)
 
 
-_NPASS = []
-
-
-def _npass_kernel():
-    """An elementwise kernel: the passes of W columns of jobs sel (and `extra` blocks more per job, fbx's
-    books), as int64 for the running total (one launch where the CuPy expression took five)."""
-    if not _NPASS:
-        import cupy
-
-        _NPASS.append(cupy.ElementwiseKernel("int32 sel, raw int32 qlen, int32 W, int32 extra", "int64 n",
-                                             "n = (qlen[sel] + W - 1) / W + extra", "gpuext_ksw_npass"))
-    return _NPASS[0]
-
-
 def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatch:
     """Run the jobs job_idx (default: all) of the batch; rows of the result follow job_idx."""
     import cupy
@@ -547,6 +533,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
     k_plan, k_class, k_off = (mod.get_function(f"ksw_extd2_{x}") for x in ("plan", "class", "offsets"))
     k_rpc, k_rpo = (mod.get_function(f"ksw_extd2_rp_{x}") for x in ("chunks", "order"))
+    k_fbn = mod.get_function("ksw_extd2_fb_passes")
     rp_kc, mid8 = _rp_kc(), _mid8()
     fb = _fb_on(q, e, q2, e2, mat)
     # $GPUEXT_KSW_SERIAL=1: every class on the main stream, one after another, so that last_stats
@@ -756,11 +743,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                                 pend = d_qst   # (an int64 array for the parameter: dp_fbb does not read it)
                                 keep += [cupy.zeros(2 * n * (max_pass - 1) + n, i32), pend]
                             else:
-                                if hasattr(cupy, "ElementwiseKernel"):
-                                    npass = _npass_kernel()(d_sel, d_qlen, i32(32 * fbp_k), i32(nw == "fbx"))
-                                else:   # (the tests' CPU emulator of CuPy has no elementwise kernels)
-                                    npass = ((d_qlen[d_sel] + (32 * fbp_k - 1)) // (32 * fbp_k)
-                                             + (nw == "fbx")).astype(i64)
+                                npass = cupy.empty(n, i64)   # (one launch where CuPy expressions took five)
+                                k_fbn(((n + 255) // 256,), (256,), (i32(n), d_sel, d_qlen, i32(nw == "fbx"), npass))
                                 pend = cupy.cumsum(npass)
                                 keep += [cupy.zeros(nblk * (1 + (nw == "fbx")), i32), pend]
                             args += (keep[-2], pend)

@@ -2102,6 +2102,16 @@ extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbx(KSW_FB_PARAMS,
 {
 	dp_fb<KSW_FBP_K, true, 32, true>(KSW_FB_ARGS, prog, pend, zdv);
 }
+// ksw_extd2_fb_passes: the blocks of each job of a pass-pipeline launch, the passes of dp_fb (W = 32
+// KSW_FBP_K columns each) and `extra` more (fbx: its books block); the launcher's running total is pend
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_fb_passes(int n, const int* __restrict__ jlist,
+																	  const int* __restrict__ qlenv, int extra,
+																	  ki64* __restrict__ nblk)
+{
+	constexpr int W = 32 * KSW_FBP_K;
+	const int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) nblk[i] = (qlenv[jlist[i]] + W - 1) / W + extra;
+}
 // ---- band-limited exact jobs in the pass pipeline (ksw_extd2_dp_fbb) --------------------------------
 // ksw2 computes cell (i, j) (slot t = i, anti-diagonal r = i + j) exactly when st_a(r) <= i <= en_a(r),
 // its 16-aligned range (§1.8): a staircase region around the band, whose cells outside the band read
