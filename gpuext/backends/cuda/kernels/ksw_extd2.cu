@@ -1638,13 +1638,15 @@ __device__ __forceinline__ int boundary_h(int n, int qe, int e, int e2, int long
 // bytes a lane's K direction bytes take in a step: K rounded up to a word, so that every lane
 // stores whole aligned words
 __host__ __device__ constexpr int fb_kp(int K) { return (K + 3) & ~3; }
+// the passes of a full-band job of qlen columns, W = NL K a pass (dp_fb, fb_addr, ksw_extd2_fb_passes)
+__host__ __device__ constexpr int fb_npass(int qlen, int W) { return (qlen + W - 1) / W; }
 
 // byte offset of cell (i, j)'s direction in a full-band job's layout (NL lanes of K columns; fbk =
 // NL << 8 | K): per pass and step, the la active lanes' fb_kp(K) bytes side by side
 __device__ __forceinline__ ki64 fb_addr(int i, int j, int qlen, int tlen, int fbk)
 {
 	const int K = fbk & 255, NL = fbk >> 8;
-	const int W = NL * K, p = j / W, npass = (qlen + W - 1) / W, jj = j - p * W, L = jj / K;
+	const int W = NL * K, p = j / W, npass = fb_npass(qlen, W), jj = j - p * W, L = jj / K;
 	const int la = p < npass - 1 ? NL : (qlen - p * W + K - 1) / K;
 	const int c = jj - L * K, n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;  // column c: byte n-1-(c&3) of its word
 	return ((ki64)p * (tlen + NL - 1) * NL + (ki64)(i + L) * la + L) * fb_kp(K) + (c & ~3) + n - 1 - (c & 3);
@@ -1838,7 +1840,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	int* __restrict__ bufs = (int*)(ring_arena + ring_off[jid]);  // pass buffers of tlen rows x 4 ints
 	KSW_SETUP;
 	constexpr int W = NL * K;
-	const int npass = NL < 32 ? 1 : (qlen + W - 1) / W;  // NL < 32: one pass (ksw_extd2_class)
+	const int npass = NL < 32 ? 1 : fb_npass(qlen, W);  // NL < 32: one pass (ksw_extd2_class)
 	const ki64 S = tlen + NL - 1;
 	// scores x 8 (+ the diagonal's tag 4, + 128) as bytes; the DP keeps H x 8 and the gap states x 8
 	// plus a tag (E 3, F 2, E2 1, F2 0)
@@ -2108,9 +2110,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_fb_passes(int n, con
 																	  const int* __restrict__ qlenv, int extra,
 																	  ki64* __restrict__ nblk)
 {
-	constexpr int W = 32 * KSW_FBP_K;
 	const int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) nblk[i] = (qlenv[jlist[i]] + W - 1) / W + extra;
+	if (i < n) nblk[i] = fb_npass(qlenv[jlist[i]], 32 * KSW_FBP_K) + extra;
 }
 // ---- band-limited exact jobs in the pass pipeline (ksw_extd2_dp_fbb) --------------------------------
 // ksw2 computes cell (i, j) (slot t = i, anti-diagonal r = i + j) exactly when st_a(r) <= i <= en_a(r),
@@ -2914,7 +2915,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			int kh = 16;  // half: 16 columns per lane, or with x2 the fewest of 13..16 that cover the query
 			while (x2 && kh > KSW_FBH2_K0 && 16 * (kh - 1) >= ql) --kh;
 			const int NL = half ? 16 : 32, K = pipe ? KSW_FBP_K : half ? kh : FB_KS[ki], W = NL * K;
-			const int npass = (ql + W - 1) / W;
+			const int npass = fb_npass(ql, W);
 			const ki64 lanes = (ki64)(npass - 1) * NL + (ql - (npass - 1) * W + K - 1) / K;
 			const ki64 db = (lanes * (tl + NL - 1) * fb_kp(K) + 15) / 16 * 16;
 			// (fbx: the pass buffers, the passes' keys of tl + W - 1 steps, then H of the last column and row)
