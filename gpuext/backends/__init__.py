@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from ..engine.jobs import JobBatch, ResultBatch
+from ..engine.jobs import KERNEL_EXTZ2, JobBatch, ResultBatch
 
 Fallback = dict  # reason -> [jobs, cells]
 
@@ -31,16 +31,16 @@ class CpuBackend:
 
 
 class CudaBackend:
-    """ksw_extd2 jobs on the GPU; every job the kernel does not take runs on the cpu backend."""
+    """ksw_extd2 and ksw_extz2 jobs on the GPU; every job the kernels do not take runs on the cpu backend."""
 
     name = "cuda"
 
     def __init__(self, n_threads: int = 1, gpu: int = 0, gpu_mem: int | None = None):
         import cupy
 
-        from .cuda import ksw_extd2
+        from .cuda import ksw_extd2, ksw_extz2
 
-        self.kernel = ksw_extd2
+        self.kernel, self.kernel_z2 = ksw_extd2, ksw_extz2
         self.cpu = CpuBackend(n_threads)
         self.device = cupy.cuda.Device(gpu)   # CuPy's current device is per thread: set it in run()
         self.device.compute_capability        # fails here, once, if the GPU does not exist
@@ -63,12 +63,16 @@ class CudaBackend:
 
     def _run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
         reasons = self.kernel.supports(batch, self.gpu_mem)
-        on_gpu = np.flatnonzero(reasons == 0)
+        z2 = batch.kernel == KERNEL_EXTZ2   # one gap cost: the extz2 kernel's (the same reason codes)
+        if z2.any():
+            reasons[z2] = self.kernel_z2.supports(batch, self.gpu_mem)[z2]
         on_cpu = np.flatnonzero(reasons != 0)
         parts = []
-        if len(on_gpu):
-            every = len(on_gpu) == batch.n   # (then no job list goes to the device)
-            parts.append((on_gpu, self.kernel.run(batch, None if every else on_gpu, self.gpu_mem)))
+        for kernel, on_gpu in ((self.kernel, np.flatnonzero((reasons == 0) & ~z2)),
+                               (self.kernel_z2, np.flatnonzero((reasons == 0) & z2))):
+            if len(on_gpu):
+                every = len(on_gpu) == batch.n   # (then no job list goes to the device)
+                parts.append((on_gpu, kernel.run(batch, None if every else on_gpu, self.gpu_mem)))
         fallback: Fallback = {}
         if len(on_cpu):
             parts.append((on_cpu, self.cpu.run(batch.subset(on_cpu))[0]))

@@ -57,10 +57,10 @@ from .loader import load_module
 from .staging import Staging, pooled_pinned, stream
 
 # supports() reason codes (0: the kernel takes the job)
-REJECT_KERNEL = 1   # not a ksw_extd2_sse job (single affine extz2, splice exts2)
+REJECT_KERNEL = 1   # not a ksw_extd2_sse job (ksw_extz2.py takes the extz2 ones; splice exts2 stays on the CPU)
 REJECT_MEMORY = 2   # the job alone needs more device memory than the budget
 REJECT_LENGTH = 3   # qlen + tlen >= 2**20: the exact maximum's keys, 8 H + ord, need |H| < 2**27
-REASONS = {0: "ok", REJECT_KERNEL: "not extd2", REJECT_MEMORY: "over GPU memory budget",
+REASONS = {0: "ok", REJECT_KERNEL: "not extd2 or extz2", REJECT_MEMORY: "over GPU memory budget",
            REJECT_LENGTH: "qlen + tlen over 2^20"}
 MAX_QT = 1 << 20
 

@@ -1,0 +1,70 @@
+"""CUDA ksw_extz2 vs the stock ksw2 code without a GPU: kernels/ksw_extz2.cu on the CPU emulator of tests/emu,
+launched by the real launcher (gpuext/backends/cuda/ksw_extz2.py) through a fake CuPy; every result field
+and every CIGAR of every job must equal gpuext.backends.cpu's.
+
+Each case runs tests/emu/run_extz2.py in a process of its own (the fake CuPy must not reach the other
+tests), in parallel. Jobs: extz2_jobs of tests/kernel/test_ksw_extz2.py (the GPU test's generator: one gap
+cost per batch from a wide range, random matrices, GENERIC_SC, every flag combination minimap2 passes plus
+SCORE_ONLY and APPROX_DROP), shorter. Cases: a fixed seed and a fresh one (printed), the threads of a block
+in reverse order (a lane reading another's value before it is written shows in one of the two orders), and
+a shuffled subset cut into chunks by a one-job memory budget, and jobs of bands over 2048 wide (blocks of
+512 threads) in both thread orders.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FRESH = int(time.time_ns() % 2**31)
+
+# name: (driver arguments, environment)
+CASES = {
+    "seed-5": (["--batches", "8", "--jobs", "40", "--seed", "5"], {}),
+    "fresh": (["--batches", "8", "--jobs", "40", "--seed", str(FRESH)], {}),
+    "fresh-reversed": (["--batches", "4", "--jobs", "40", "--seed", str(FRESH + 1)], {"GX_EMU_REVERSE": "1"}),
+    "chunked": (["--batches", "3", "--jobs", "30", "--seed", "7", "--chunked", "--live"], {}),
+    # bands over 2048 wide: blocks of 512 threads, in both thread orders
+    "wide": (["--batches", "2", "--jobs", "16", "--seed", "9", "--wide", "3", "--live", "--expect-threads", "512"], {}),
+    "wide-fresh-reversed": (["--batches", "2", "--jobs", "16", "--seed", str(FRESH + 2), "--wide", "3", "--live",
+                             "--expect-threads", "512"], {"GX_EMU_REVERSE": "1"}),
+}
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None or platform.machine() != "x86_64",
+                                reason="the kernel emulator needs g++ on x86-64")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    from gpuext.backends.cuda.loader import kernel_source
+    from tests.emu.build import build
+
+    d = os.environ.get("GPUEXT_EMU_DIR") or tmp_path_factory.mktemp("emu")
+    build(kernel_source("ksw_extz2.cu"), d)   # once, before the cases share it
+    path = [str(ROOT / "tests" / "emu" / "fakecupy"), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUEXT_GPU_MEM", "GX_EMU_"))}
+    env.update(GPUEXT_EMU_DIR=str(d), PYTHONPATH=os.pathsep.join(filter(None, path)))
+
+    def driver(args, knobs):
+        return subprocess.run([sys.executable, "-X", "faulthandler", "-m", "tests.emu.run_extz2", *args], cwd=ROOT,
+                              env={**env, **knobs}, capture_output=True, text=True, timeout=300)
+
+    with ThreadPoolExecutor(len(CASES)) as pool:
+        futs = {k: pool.submit(driver, *case) for k, case in CASES.items()}
+    return {k: f.result() for k, f in futs.items()}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_emulated(case, runs):
+    if "fresh" in case:
+        print(f"fresh seed {FRESH}")
+    r = runs[case]
+    assert r.returncode == 0, f"{case} ({' '.join(CASES[case][0])}): exit status {r.returncode}\n{(r.stdout + r.stderr)[-3000:]}"
