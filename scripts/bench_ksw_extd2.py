@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""GPU ksw_extd2 vs the stock ksw2 code on all CPU cores, over the same jobs, in one run.
+"""GPU ksw_extd2 (or ksw_extz2) vs the stock ksw2 code on all CPU cores, over the same jobs, in one run.
 
 Cells are ksw2's band cells (JobBatch.cells, |i-j| <= w). The GPU time is the wall time of
 gpuext.backends.cuda.ksw_extd2.run: H2D copies, sizing, DP, backtrack, CIGAR packing and D2H
 copies included (the kernel build, each kernel's first load and the first allocations are excluded by an
 untimed warm-up run over the same jobs). The CPU time is gpuext.backends.cpu.run with one thread per
 core, after an untimed warm-up run, the best of --repeat runs like the GPU side. Both results are
-compared field by field.
+compared field by field. A recorded set of ksw_extz2 jobs (one gap cost, e.g. `-O4 -E2`) runs
+gpuext.backends.cuda.ksw_extz2 instead.
 
 Jobs: --jobs FILE.npz loads recorded JobBatch arrays (qseq qoff tseq toff kernel w zdrop end_bonus
 flag mat q e q2 e2); otherwise realistic random map-ont jobs are drawn: first-pass gap fills
@@ -28,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gpuext.engine.jobs import (KERNEL_EXTD2, KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY,  # noqa: E402
+from gpuext.engine.jobs import (KERNEL_EXTD2, KERNEL_EXTZ2, KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY,  # noqa: E402
                                 KSW_EZ_REV_CIGAR, KSW_EZ_RIGHT, JobBatch, Scoring)
 
 
@@ -158,11 +159,13 @@ def main() -> int:
     import cupy
 
     from gpuext.backends import cpu
-    from gpuext.backends.cuda import ksw_extd2
+    from gpuext.backends.cuda import ksw_extd2, ksw_extz2
 
     t = time.perf_counter()
     batch = load_jobs(a.jobs) if a.jobs else random_jobs(np.random.default_rng(a.seed), a.cells)
     cells = batch.cells()
+    # a job set recorded with one gap cost (-O4 -E2) holds ksw_extz2 jobs: their kernel's launcher
+    kern = ksw_extz2 if batch.n and (batch.kernel == KERNEL_EXTZ2).all() else ksw_extd2
     print(f"jobs: {batch.n}, band cells: {cells.sum() / 1e9:.2f} G ({time.perf_counter() - t:.1f} s to make), "
           f"job arrays {a.upload}")
     if a.upload == "locked":   # where gpuext map's engine exports them (CudaBackend.host_alloc)
@@ -174,35 +177,36 @@ def main() -> int:
             h[:] = v
             setattr(batch, name, h)
     gm = None if a.gpu_mem is None else int(a.gpu_mem)
-    reasons = ksw_extd2.supports(batch, gpu_mem=gm)
+    reasons = kern.supports(batch, gpu_mem=gm)
     take = np.flatnonzero(reasons == 0)
     rej_cells = cells[reasons != 0].sum()
     print(f"rejected to CPU: {batch.n - len(take)} jobs ({(batch.n - len(take)) / batch.n:.2%}), "
           f"{rej_cells / 1e9:.3f} G cells ({rej_cells / max(cells.sum(), 1):.2%})",
-          {ksw_extd2.REASONS[int(r)]: int((reasons == r).sum()) for r in np.unique(reasons) if r})
+          {kern.REASONS[int(r)]: int((reasons == r).sum()) for r in np.unique(reasons) if r})
     dev = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)["name"].decode()
     gcells = cells[take].sum()
     # build + warm-up over every job, as the CPU's: CUDA loads each kernel when it is first looked up, just
     # before its first launch (a 200-job warm-up left E. coli's first timed DP about 6 ms longer), and the
     # pinned and device pools grow to the call's size
-    ksw_extd2.run(batch, take, gpu_mem=gm)
+    kern.run(batch, take, gpu_mem=gm)
     best, got = None, None
     for i in range(max(1, a.repeat)):
         cupy.cuda.Device().synchronize()
         t = time.perf_counter()
-        got = ksw_extd2.run(batch, None if len(take) == batch.n else take, gpu_mem=gm)   # (None: every job)
+        got = kern.run(batch, None if len(take) == batch.n else take, gpu_mem=gm)   # (None: every job)
         dt = time.perf_counter() - t
         best = dt if best is None else min(best, dt)
         if os.environ.get("GPUEXT_BENCH_RUNS") == "1":   # each timed run: its time and last classes (a diagnostic)
-            rs = ksw_extd2.last_stats
+            rs = kern.last_stats
             cl = sorted(rs.get("classes", []), key=lambda c: -c[3])[:4]
             sts = {(k, L): t0 for k, L, t0 in rs.get("class_starts", [])}
             print(f"  run {i + 1}: {dt * 1e3:.1f} ms, DP {rs.get('t_dp', 0) * 1e3:.1f} ms; last classes (start, end ms): "
                   + "; ".join(f"({c[0]}, {c[1]}: {sts.get((c[0], c[1]), float('nan')):.2f}, {c[3]:.1f})" for c in cl))
-    st = ksw_extd2.last_stats
+    st = kern.last_stats
     print(f"GPU ({dev}): {best:.3f} s, {gcells / best / 1e9:.1f} G cells/s "
-          f"(chunks {st.get('chunks')}, transfers and backtrack included; "
-          f"DP kernels alone {st.get('t_dp', 0):.3f} s = {gcells / max(st.get('t_dp', 0), 1e-9) / 1e9:.1f} G cells/s)")
+          f"(chunks {st.get('chunks')}, transfers and backtrack included"
+          + (f"; DP kernels alone {st['t_dp']:.3f} s = {gcells / max(st['t_dp'], 1e-9) / 1e9:.1f} G cells/s)"
+             if "t_dp" in st else ")"))
     print("  split (last run): " + ", ".join(f"{k} {st[k] * 1e3:.1f} ms" for k in
                                             ("t_setup", "t_plan", "t_upload", "t_h2d_wait", "t_prep", "t_chunk_plan", "t_wait",
                                              "t_dp", "t_pack", "t_rb_res", "t_rb_cig", "t_post", "t_total") if k in st)

@@ -2,7 +2,7 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: scripts/device_check.sh [tests|bench|all|bwa|extd2|ab|build]  (two calls fit the 10-minute limit better;
+#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|build]  (two calls fit the 10-minute limit better;
 #   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
 #   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
@@ -25,6 +25,10 @@ tests() {
   echo "== GPU tests (kernels: fuzz, recorded jobs, BWA dumps)"
   timeout 280 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel 2>&1 | tee "$OUT/kernel_tests.log" | tail -4
   table+=("GPU tests: $(tail -1 "$OUT/kernel_tests.log")")
+  tests_map
+}
+
+tests_map() {
   echo "== regression table with --backend cuda"
   GPUEXT_TEST_BACKEND=cuda timeout 240 python3 -m pytest -q -n 4 -p no:benchmark tests/regression 2>&1 \
     | tee "$OUT/regression_cuda.log" | tail -4
@@ -45,8 +49,8 @@ bench_extd2() {
     [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
     for v in "$@"; do
       [ "$v" = default ] && v=""
-      b=$(env "$var=$v" timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" 2>&1 \
-          | tee "$OUT/bench_${name}_${var}_${v:-default}.log" | grep -E "^GPU|^CPU|speedup|differences" | tr '\n' ' ')
+      b=$(env "$var=$v" timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" ${BENCH_REPEAT:+--repeat $BENCH_REPEAT} 2>&1 \
+          | tee -a "$OUT/bench_${name}_${var}_${v:-default}.log" | grep -E "^rejected|^GPU|^CPU|speedup|differences" | tr '\n' ' ')
       echo "$var=${v:-default} $b"; table+=("ksw_extd2 $name $var=${v:-default}: $b")
     done
   done
@@ -59,7 +63,8 @@ bench_ab() {
   for sp in "${specs[@]}"; do bench_extd2 $sp; done
 }
 
-bench() {
+# end to end: stock minimap2 against gpuext map --backend cuda, same flags, output compared
+e2e() {
   big_ont
   python3 scripts/simulate_reads.py --profile hifi -n 3000 --seed 7 -o "$T/sim_hifi.fq.gz" "$REF"
   echo "== end to end: stock minimap2 -t$NT vs gpuext map --backend cuda -t$NT (identity checked)"
@@ -69,6 +74,10 @@ bench() {
         -- -ax "$preset" -t "$NT" -K 50M "$REF" "$reads" 2>&1 | grep -m1 "gpuext::verify" | cut -d' ' -f2-)
     echo "$preset $name: $r"; table+=("e2e $preset $name: $r")
   done
+}
+
+bench() {
+  e2e
   bench_extd2 GPUEXT_KSW_FB 0 ""   # 0: without the full-band kernels (A/B); "": the default
   bench_bwa
 }
@@ -93,6 +102,7 @@ bench_bwa() {
 
 case $PHASE in
   tests) tests ;;
+  map) tests_map; e2e ;;   # gpuext map with --backend cuda: the regression table, then end to end
   bench) bench ;;
   bwa)
     timeout 200 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extend2.py 2>&1 \
@@ -106,6 +116,19 @@ case $PHASE in
     table+=("GPU tests (ksw_extd2): $(tail -1 "$OUT/kernel_tests_extd2.log")")
     bench_ab ;;
   ab) bench_ab ;;   # only the A/B benchmarks of ksw_extd2, e.g. EXTD2_AB="GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
+  extz2)   # minimap2's ksw_extz2 (one gap cost): its GPU tests, the regression table with --backend cuda,
+           # its benchmark on E. coli's jobs recorded with -O4 -E2, and gpuext map -O4 -E2 end to end
+    timeout 240 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extz2.py 2>&1 \
+      | tee "$OUT/kernel_tests_extz2.log" | tail -4
+    table+=("GPU tests (ksw_extz2): $(tail -1 "$OUT/kernel_tests_extz2.log")")
+    tests_map
+    gpuext map --quiet --backend cpu --dump-jobs "$T/ecoli_z2.npz" -cx map-ont -O4 -E2 -t "$NT" "$REF" "$ONT" >/dev/null
+    b=$(timeout 200 python3 scripts/bench_ksw_extd2.py --jobs "$T/ecoli_z2.npz" ${BENCH_REPEAT:+--repeat $BENCH_REPEAT} 2>&1 \
+        | tee "$OUT/bench_ecoli_z2.log" | grep -E "^rejected|^GPU|^CPU|speedup|differences" | tr '\n' ' ')
+    echo "$b"; table+=("ksw_extz2 ecoli_ont -O4 -E2: $b")
+    r=$(timeout 150 gpuext verify -- --backend cuda --stats "$OUT/stats_z2.json" -- -ax map-ont -O4 -E2 -t "$NT" \
+        "$REF" "$ONT" 2>&1 | grep -m1 "gpuext::verify" | cut -d' ' -f2-)
+    echo "$r"; table+=("e2e map-ont -O4 -E2 reads: $r") ;;
   build) ;;   # only the build (for profiling runs after it)
   *) tests; bench ;;
 esac
