@@ -23,7 +23,7 @@ ONT=$(python3 scripts/fetch_data.py get ecoli-ont | cut -f3)
 
 tests() {
   echo "== GPU tests (kernels: fuzz, recorded jobs, BWA dumps)"
-  timeout 280 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel 2>&1 | tee "$OUT/kernel_tests.log" | tail -4
+  timeout 330 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel 2>&1 | tee "$OUT/kernel_tests.log" | tail -4
   table+=("GPU tests: $(tail -1 "$OUT/kernel_tests.log")")
   tests_map
 }
