@@ -7,7 +7,7 @@ exits 1 on any.
 Started by tests/kernel/test_ksw_extz2_emulated.py in a process of its own (the fake CuPy must not reach
 the other tests). Jobs: extz2_jobs of tests/kernel/test_ksw_extz2.py (the GPU test's generator), a batch
 each with its own gap cost and matrix. --chunked runs a shuffled subset under a budget of one job at a
-time (many chunks); --live draws no matrix that makes ksw2 return at once; --wide adds jobs of bands over 2048 wide; --expect-threads names a block
+time (many chunks); --live draws no matrix that makes ksw2 return at once; --wide adds jobs of bands over 2048 wide; --gap fixes the gap cost; --expect-threads names a block
 size that must run (ksw_extz2.THREADS, by the band's width). GX_EMU_REVERSE=1 makes the emulator run a block's threads in reverse order.
 """
 from __future__ import annotations
@@ -44,6 +44,7 @@ def main() -> int:
     ap.add_argument("--live", action="store_true", help="matrices whose mismatches ksw2 sees (no early return)")
     ap.add_argument("--expect-threads", type=int, help="a block size (THREADS) that must have run")
     ap.add_argument("--wide", type=int, default=0, metavar="N", help="N more jobs per batch with bands over 2048 wide")
+    ap.add_argument("--gap", help="Q,E: this one gap cost in every batch (default: drawn from GAPS)")
     a = ap.parse_args()
 
     import cupy
@@ -60,7 +61,8 @@ def main() -> int:
     bad, seen = 0, set()
     for bi in range(a.batches):
         rng = np.random.default_rng([a.seed, bi])
-        b = extz2_jobs(rng, a.jobs, max_len=a.max_len, cell_budget=a.cells, live=a.live)
+        b = extz2_jobs(rng, a.jobs, max_len=a.max_len, cell_budget=a.cells, live=a.live,
+                       gap=tuple(int(x) for x in a.gap.split(",")) if a.gap else None)
         if a.wide:
             b = JobBatch.concat([b, wide_jobs(rng, b, a.wide)])
         assert (gpu.supports(b) == 0).all()

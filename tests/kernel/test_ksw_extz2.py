@@ -23,15 +23,20 @@ from tests.kernel.test_ksw_extd2 import PRESETS, describe_diff, random_jobs, sco
 
 # one gap cost (q, e): minimap2's defaults' short gaps, sr's, asm5's, and large openings with tiny extensions
 GAPS = ((4, 2), (6, 2), (12, 2), (39, 3), (2, 1), (1, 1), (8, 4), (24, 1), (60, 1), (3, 7))
+# costs whose int8 arithmetic wraps: 2(q+e) over 127 (v values of 128 and more, negative as int8) and a
+# negative q; both make ksw2's boundary value v1 negative, whose sign extension reaches 3 more lanes
+WRAPPING_GAPS = ((95, 7), (70, 10), (-1, 3))
 
 
-def extz2_jobs(rng, n: int, max_len: int = 8000, cell_budget: float = 3e7, live: bool = False) -> JobBatch:
-    """n random ksw_extz2 jobs (one preset's shapes, one gap cost of GAPS and a random matrix). live: a matrix
-    whose mismatches ksw2 sees (-min_sc <= 2(q+e)), else every job returns at once (ksw2_extz2_sse.c:89)."""
+def extz2_jobs(rng, n: int, max_len: int = 8000, cell_budget: float = 3e7, live: bool = False,
+               gap: tuple[int, int] | None = None) -> JobBatch:
+    """n random ksw_extz2 jobs (one preset's shapes, one gap cost, of GAPS unless given, and a random
+    matrix). live: a matrix whose mismatches ksw2 sees (-min_sc <= 2(q+e)), else every job returns at once
+    (ksw2_extz2_sse.c:89)."""
     preset = str(rng.choice(sorted(PRESETS)))
     transition = int(rng.choice([0, 0, 3]))
     b = random_jobs(rng, preset, n, max_len=max_len, transition=transition, cell_budget=cell_budget)
-    q, e = GAPS[int(rng.integers(len(GAPS)))]
+    q, e = gap if gap is not None else GAPS[int(rng.integers(len(GAPS)))]
     mat = score_matrix(int(rng.integers(1, 6)), int(rng.integers(1, 25)), int(rng.integers(0, 3)), transition)
     while live and -int(mat[1:].min()) > 2 * (q + e):
         mat = score_matrix(int(rng.integers(1, 6)), int(rng.integers(1, 25)), int(rng.integers(0, 3)), transition)
@@ -75,6 +80,20 @@ def test_random_extz2_jobs_match_ksw2(round_):
     got = ksw_extz2.run(b)
     d = ref.diff(got)
     assert not d, f"seed {SEED} round {round_}: {len(d)} differences\n" + describe_diff(b, ref, got)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("gap", WRAPPING_GAPS)
+def test_wrapping_gap_costs_match_ksw2(gap):
+    from gpuext.backends import cpu
+    from gpuext.backends.cuda import ksw_extz2
+
+    rng = np.random.default_rng([SEED, gap[0] & 0xff, gap[1]])
+    b = extz2_jobs(rng, 150, max_len=3000, live=True, gap=gap)
+    ref = cpu.run(b, n_threads=os.cpu_count() or 1)
+    got = ksw_extz2.run(b)
+    d = ref.diff(got)
+    assert not d, f"seed {SEED} gap {gap}: {len(d)} differences\n" + describe_diff(b, ref, got)
 
 
 @pytest.mark.gpu

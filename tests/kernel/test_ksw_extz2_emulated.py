@@ -7,7 +7,8 @@ tests), in parallel. Jobs: extz2_jobs of tests/kernel/test_ksw_extz2.py (the GPU
 cost per batch from a wide range, random matrices, GENERIC_SC, every flag combination minimap2 passes plus
 SCORE_ONLY and APPROX_DROP), shorter. Cases: a fixed seed and a fresh one (printed), the threads of a block
 in reverse order (a lane reading another's value before it is written shows in one of the two orders), and
-a shuffled subset cut into chunks by a one-job memory budget, and jobs of bands over 2048 wide (blocks of
+a shuffled subset cut into chunks by a one-job memory budget, gap costs whose int8 arithmetic wraps, and
+jobs of bands over 2048 wide (blocks of
 512 threads) in both thread orders.
 """
 from __future__ import annotations
@@ -32,6 +33,10 @@ CASES = {
     "fresh": (["--batches", "8", "--jobs", "40", "--seed", str(FRESH)], {}),
     "fresh-reversed": (["--batches", "4", "--jobs", "40", "--seed", str(FRESH + 1)], {"GX_EMU_REVERSE": "1"}),
     "chunked": (["--batches", "3", "--jobs", "30", "--seed", "7", "--chunked", "--live"], {}),
+    # gap costs whose int8 arithmetic wraps (2(q+e) over 127, a negative q): ksw2's boundary value v1 is
+    # negative, and its sign extension sets three more lanes
+    **{f"wrapping-gap-{q}-{e}": (["--batches", "3", "--jobs", "40", "--seed", "13", "--live", f"--gap={q},{e}"], {})
+       for q, e in ((95, 7), (-1, 3))},
     # bands over 2048 wide: blocks of 512 threads, in both thread orders
     "wide": (["--batches", "2", "--jobs", "16", "--seed", "9", "--wide", "3", "--live", "--expect-threads", "512"], {}),
     "wide-fresh-reversed": (["--batches", "2", "--jobs", "16", "--seed", str(FRESH + 2), "--wide", "3", "--live",

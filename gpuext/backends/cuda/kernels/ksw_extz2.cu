@@ -221,7 +221,11 @@ extern "C" __global__ void __launch_bounds__(32 * Z2_MAX_WARPS) ksw_extz2_dp(
 			// lines 150-223: every cell of blocks st .. en from anti-diagonal r-1's values (x and v at t-1)
 			ku8* pr = p + (ki64)r * ncol16 - st;
 			for (int t = st + tid; t <= en; t += NT) {
-				const int xt1 = t == st ? x1 : xo[t - 1], vt1 = t == st ? v1 : vo[t - 1], ut = u[t];
+				// line 154-155: x1_ and v1_ are the int8 x1 and v1 sign-extended to 32 bits, ORed into the first
+				// four lanes: a negative one turns lanes st+1..st+3 to -1 too (ksw_extd2 casts to uint8 there)
+				const bool lo = t - st < 4;
+				const int xt1 = t == st ? x1 : lo && x1 < 0 ? -1 : xo[t - 1];
+				const int vt1 = t == st ? v1 : lo && v1 < 0 ? -1 : vo[t - 1], ut = u[t];
 				int z = s8(s[t] + qe2), a = s8(xt1 + vt1), b = s8(y[t] + ut), d = 0;
 				if (!with_cigar) {
 					z = max(z, a);
