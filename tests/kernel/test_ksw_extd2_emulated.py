@@ -25,15 +25,13 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from tests.emu.drive import run_driver
+
 FRESH = int(time.time_ns() % 2**31)
 # REG_LG_LIMIT: rings of up to 2**10 slots in registers; the full-band kernels off, so that the
 # register kernels get the APPROX_MAX jobs whose band covers the matrix too
@@ -180,20 +178,10 @@ def emu_dir(tmp_path_factory):
     return d
 
 
-def _driver(args, knobs, emu_dir) -> subprocess.CompletedProcess:
-    path = [str(ROOT / "tests" / "emu" / "fakecupy"), str(ROOT), os.environ.get("PYTHONPATH", "")]
-    # the launcher's knobs (and its memory budget) are the case's alone
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUEXT_KSW_", "GPUEXT_GPU_MEM", "GX_EMU_"))}
-    env.update(knobs, GPUEXT_EMU_DIR=str(emu_dir), PYTHONPATH=os.pathsep.join(filter(None, path)))
-    # faulthandler: a kernel that crashes the emulator still shows where the launcher was
-    return subprocess.run([sys.executable, "-X", "faulthandler", "-m", "tests.emu.run_extd2", *args], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=300)
-
-
 @pytest.fixture(scope="module")
 def runs(emu_dir):
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        futs = {k: pool.submit(_driver, a, knobs, emu_dir) for k, (a, knobs) in CASES.items()}
+        futs = {k: pool.submit(run_driver, "run_extd2", a, emu_dir, knobs) for k, (a, knobs) in CASES.items()}
     return {k: f.result() for k, f in futs.items()}
 
 

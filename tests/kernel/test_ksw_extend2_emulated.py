@@ -16,16 +16,14 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from tests.bwa.dumps import bwa_dumps
+from tests.emu.drive import run_driver
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 FRESH = int(time.time_ns() % 2**31)
 FUZZ = ["--fuzz", "400"]
 CASES = {f"fuzz-{name}-{mode}": [*FUZZ, "--seed", str(seed), "--mode", mode]
@@ -49,18 +47,10 @@ def emu_dir(tmp_path_factory):
     return d
 
 
-def _driver(args, emu_dir) -> subprocess.CompletedProcess:
-    path = [str(ROOT / "tests" / "emu" / "fakecupy"), str(ROOT), os.environ.get("PYTHONPATH", "")]
-    env = dict(os.environ, GPUEXT_EMU_DIR=str(emu_dir), PYTHONPATH=os.pathsep.join(filter(None, path)))
-    # faulthandler: a kernel that crashes the emulator still shows where the launcher was
-    return subprocess.run([sys.executable, "-X", "faulthandler", "-m", "tests.emu.run_launcher", *args], cwd=ROOT,
-                          env=env, capture_output=True, text=True, timeout=300)
-
-
 @pytest.fixture(scope="module")
 def runs(emu_dir):
     with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        futs = {k: pool.submit(_driver, a, emu_dir) for k, a in CASES.items()}
+        futs = {k: pool.submit(run_driver, "run_launcher", a, emu_dir) for k, a in CASES.items()}
     return {k: f.result() for k, f in futs.items()}
 
 
@@ -81,4 +71,4 @@ def test_bwa_dump_emulated(emu_dir, tmp_path_factory):
         run = bwa_dumps(tmp_path_factory).run("sim-illumina-pe")
     except FileNotFoundError as e:
         pytest.skip(f"data set unavailable: {e}")
-    _check(_driver(["--dump", str(run.dump_t1)], emu_dir), "sim-illumina-pe dump")
+    _check(run_driver("run_launcher", ["--dump", str(run.dump_t1)], emu_dir), "sim-illumina-pe dump")

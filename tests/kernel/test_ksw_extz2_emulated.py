@@ -16,15 +16,13 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from tests.emu.drive import run_driver
+
 FRESH = int(time.time_ns() % 2**31)
 
 # name: (driver arguments, environment)
@@ -54,16 +52,8 @@ def runs(tmp_path_factory):
 
     d = os.environ.get("GPUEXT_EMU_DIR") or tmp_path_factory.mktemp("emu")
     build(kernel_source("ksw_extz2.cu"), d)   # once, before the cases share it
-    path = [str(ROOT / "tests" / "emu" / "fakecupy"), str(ROOT), os.environ.get("PYTHONPATH", "")]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUEXT_GPU_MEM", "GX_EMU_"))}
-    env.update(GPUEXT_EMU_DIR=str(d), PYTHONPATH=os.pathsep.join(filter(None, path)))
-
-    def driver(args, knobs):
-        return subprocess.run([sys.executable, "-X", "faulthandler", "-m", "tests.emu.run_extz2", *args], cwd=ROOT,
-                              env={**env, **knobs}, capture_output=True, text=True, timeout=300)
-
     with ThreadPoolExecutor(len(CASES)) as pool:
-        futs = {k: pool.submit(driver, *case) for k, case in CASES.items()}
+        futs = {k: pool.submit(run_driver, "run_extz2", args, d, knobs) for k, (args, knobs) in CASES.items()}
     return {k: f.result() for k, f in futs.items()}
 
 
