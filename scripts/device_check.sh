@@ -38,6 +38,20 @@ tests_map() {
 # the 10,000 simulated ONT reads (made once per call)
 big_ont() { [ -f "$T/big_ont.fq.gz" ] || python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"; }
 
+# one benchmark of recorded jobs (scripts/bench_ksw_extd2.py): $1 = time limit (s), $2 = the .npz, $3 = its
+# log (appended to), $4 = an optional VAR=value for it; prints the summary (rejected, GPU, CPU, ratio, differences)
+bench_jobs() {
+  env ${4:+"$4"} timeout "$1" python3 scripts/bench_ksw_extd2.py --jobs "$2" ${BENCH_REPEAT:+--repeat $BENCH_REPEAT} 2>&1 \
+    | tee -a "$3" | grep -E "^rejected|^GPU|^CPU|speedup|differences" | tr '\n' ' '
+}
+
+# gpuext verify of gpuext map --backend cuda against stock minimap2: $1 = the --stats file, then minimap2's
+# arguments; prints the verdict line
+verify_map() {
+  local stats=$1; shift
+  timeout 150 gpuext verify -- --backend cuda --stats "$stats" -- "$@" 2>&1 | grep -m1 "gpuext::verify" | cut -d' ' -f2-
+}
+
 # ksw_extd2 on recorded jobs, A/B of a launcher knob: $1 = the variable (e.g. GPUEXT_KSW_FB), then its
 # values ("" = the default); the job sets are recorded first
 bench_extd2() {
@@ -49,8 +63,7 @@ bench_extd2() {
     [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
     for v in "$@"; do
       [ "$v" = default ] && v=""
-      b=$(env "$var=$v" timeout 100 python3 scripts/bench_ksw_extd2.py --jobs "$T/$name.npz" ${BENCH_REPEAT:+--repeat $BENCH_REPEAT} 2>&1 \
-          | tee -a "$OUT/bench_${name}_${var}_${v:-default}.log" | grep -E "^rejected|^GPU|^CPU|speedup|differences" | tr '\n' ' ')
+      b=$(bench_jobs 100 "$T/$name.npz" "$OUT/bench_${name}_${var}_${v:-default}.log" "$var=$v")
       echo "$var=${v:-default} $b"; table+=("ksw_extd2 $name $var=${v:-default}: $b")
     done
   done
@@ -70,8 +83,7 @@ e2e() {
   echo "== end to end: stock minimap2 -t$NT vs gpuext map --backend cuda -t$NT (identity checked)"
   for row in "map-ont:$ONT" "map-hifi:$T/sim_hifi.fq.gz" "map-ont:$T/big_ont.fq.gz"; do
     preset=${row%%:*}; reads=${row#*:}; name=$(basename "$reads" | cut -d. -f1)
-    r=$(timeout 150 gpuext verify -- --backend cuda --stats "$OUT/stats_${preset}_$name.json" \
-        -- -ax "$preset" -t "$NT" -K 50M "$REF" "$reads" 2>&1 | grep -m1 "gpuext::verify" | cut -d' ' -f2-)
+    r=$(verify_map "$OUT/stats_${preset}_$name.json" -ax "$preset" -t "$NT" -K 50M "$REF" "$reads")
     echo "$preset $name: $r"; table+=("e2e $preset $name: $r")
   done
 }
@@ -123,11 +135,9 @@ case $PHASE in
     table+=("GPU tests (ksw_extz2): $(tail -1 "$OUT/kernel_tests_extz2.log")")
     tests_map
     gpuext map --quiet --backend cpu --dump-jobs "$T/ecoli_z2.npz" -cx map-ont -O4 -E2 -t "$NT" "$REF" "$ONT" >/dev/null
-    b=$(timeout 200 python3 scripts/bench_ksw_extd2.py --jobs "$T/ecoli_z2.npz" ${BENCH_REPEAT:+--repeat $BENCH_REPEAT} 2>&1 \
-        | tee "$OUT/bench_ecoli_z2.log" | grep -E "^rejected|^GPU|^CPU|speedup|differences" | tr '\n' ' ')
+    b=$(bench_jobs 200 "$T/ecoli_z2.npz" "$OUT/bench_ecoli_z2.log")
     echo "$b"; table+=("ksw_extz2 ecoli_ont -O4 -E2: $b")
-    r=$(timeout 150 gpuext verify -- --backend cuda --stats "$OUT/stats_z2.json" -- -ax map-ont -O4 -E2 -t "$NT" \
-        "$REF" "$ONT" 2>&1 | grep -m1 "gpuext::verify" | cut -d' ' -f2-)
+    r=$(verify_map "$OUT/stats_z2.json" -ax map-ont -O4 -E2 -t "$NT" "$REF" "$ONT")
     echo "$r"; table+=("e2e map-ont -O4 -E2 reads: $r") ;;
   build) ;;   # only the build (for profiling runs after it)
   *) tests; bench ;;
