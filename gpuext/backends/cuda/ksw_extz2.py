@@ -55,14 +55,12 @@ def supports(batch: JobBatch, gpu_mem: int | None = None) -> np.ndarray:
 
 def _chunks(need: np.ndarray, budget: int) -> list[tuple[int, int]]:
     """Runs [a, b) of consecutive jobs whose bytes together fit the budget (at least one job each)."""
-    out, a, tot = [], 0, 0
-    for i, x in enumerate(need.tolist()):
-        if i > a and tot + x > budget:
-            out.append((a, i))
-            a, tot = i, 0
-        tot += x
-    if a < len(need):
-        out.append((a, len(need)))
+    csum, out, a = np.cumsum(need), [], 0
+    while a < len(need):
+        base = int(csum[a - 1]) if a else 0
+        b = max(a + 1, int(np.searchsorted(csum, base + budget, side="right")))
+        out.append((a, b))
+        a = b
     return out
 
 

@@ -9,9 +9,9 @@
 // next anti-diagonal as they do in ksw2. Each byte operation is the SSE4.1 instruction's (mappy and the
 // stock CLI build ksw2 with -msse4.1): wrapping adds, signed and unsigned max/min. The score loop's
 // unaligned 16-byte stores reach past en0 (lines 141-156): the same bytes are written here, and its reads
-// past the target land in the reversed query that follows it in ksw2's buffer (sf_at). The exact maximum
+// past the target land in the reversed query that follows it in ksw2's buffer (Seqs). The exact maximum
 // of an anti-diagonal takes ksw2's order for ties (lines 250-272: en0, then the four SSE lanes one after
-// another, then the tail). The backtrack is ksw_backtrack (ksw2.h) by lane 0.
+// another, then the tail). The backtrack is ksw_backtrack (ksw2.h) by thread 0.
 
 typedef unsigned char ku8;
 typedef unsigned int ku32;
@@ -43,7 +43,7 @@ struct Seqs {
 	__device__ __forceinline__ int sf(int t) const { return t < tlen ? T[t] : t < t16 ? 0 : qr(t - t16); }
 };
 
-// The ksw_extz_t of a job as ksw_extd2 keeps it (ksw_reset_extz, then the walk's updates)
+// The ksw_extz_t of a job as ksw2 keeps it (ksw_reset_extz, then the walk's updates)
 struct Extz {
 	int max, max_q, max_t, mqe, mqe_t, mte, mte_q, score, zdropped, reach_end;
 	// ksw_apply_zdrop with is_rot = 1 (ksw2.h:172-190): true when the extension stops
