@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -23,3 +24,16 @@ def run_driver(module: str, args, emu_dir, knobs: dict | None = None) -> subproc
     # faulthandler: a kernel that crashes the emulator still shows where the launcher was
     return subprocess.run([sys.executable, "-X", "faulthandler", "-m", f"tests.emu.{module}", *args], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=300)
+
+
+def run_cases(module: str, cases: dict, emu_dir) -> dict:
+    """Every case (name: (args, knobs)) through run_driver, side by side; name: its CompletedProcess."""
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        futs = {k: pool.submit(run_driver, module, args, emu_dir, knobs) for k, (args, knobs) in cases.items()}
+    return {k: f.result() for k, f in futs.items()}
+
+
+def report(name: str, case: tuple, r: subprocess.CompletedProcess) -> str:
+    """A failed case: its arguments, knobs, exit status and the end of its output."""
+    args, knobs = case
+    return f"{name} ({' '.join(args)}; {knobs}): exit status {r.returncode}\n{(r.stdout + r.stderr)[-3000:]}"

@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.emu.drive import run_driver
+from tests.emu.drive import report, run_cases
 
 FRESH = int(time.time_ns() % 2**31)
 # REG_LG_LIMIT: rings of up to 2**10 slots in registers; the full-band kernels off, so that the
@@ -180,9 +180,7 @@ def emu_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def runs(emu_dir):
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        futs = {k: pool.submit(run_driver, "run_extd2", a, emu_dir, knobs) for k, (a, knobs) in CASES.items()}
-    return {k: f.result() for k, f in futs.items()}
+    return run_cases("run_extd2", CASES, emu_dir)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -190,6 +188,4 @@ def test_emulated(case, runs):
     if "fresh" in case:
         print(f"fresh seed {FRESH}")
     r = runs[case]
-    args, knobs = CASES[case]
-    assert r.returncode == 0, (f"{case} ({' '.join(args)}; {knobs}): exit status {r.returncode}\n"
-                               f"{(r.stdout + r.stderr)[-3000:]}")
+    assert r.returncode == 0, report(case, CASES[case], r)

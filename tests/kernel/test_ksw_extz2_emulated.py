@@ -17,11 +17,10 @@ import os
 import platform
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.emu.drive import run_driver
+from tests.emu.drive import report, run_cases
 
 FRESH = int(time.time_ns() % 2**31)
 
@@ -52,9 +51,7 @@ def runs(tmp_path_factory):
 
     d = os.environ.get("GPUEXT_EMU_DIR") or tmp_path_factory.mktemp("emu")
     build(kernel_source("ksw_extz2.cu"), d)   # once, before the cases share it
-    with ThreadPoolExecutor(len(CASES)) as pool:
-        futs = {k: pool.submit(run_driver, "run_extz2", args, d, knobs) for k, (args, knobs) in CASES.items()}
-    return {k: f.result() for k, f in futs.items()}
+    return run_cases("run_extz2", CASES, d)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -62,4 +59,4 @@ def test_emulated(case, runs):
     if "fresh" in case:
         print(f"fresh seed {FRESH}")
     r = runs[case]
-    assert r.returncode == 0, f"{case} ({' '.join(CASES[case][0])}): exit status {r.returncode}\n{(r.stdout + r.stderr)[-3000:]}"
+    assert r.returncode == 0, report(case, CASES[case], r)
