@@ -2,7 +2,8 @@
 
 A kernel file is read verbatim through importlib.resources (so it works from an installed wheel),
 prefixed with its configuration as `#define` lines and a `#line 1 "<file>"` directive (compiler
-messages then point at the file's own lines), and built with cupy.RawModule under the options of
+messages then point at the file's own lines), with the text of each header of kernels/ that it
+includes (`#include "ksw2.cuh"`: the constants its kernels share) in place of that line, and built with cupy.RawModule under the options of
 `compile_options()`, the only place where the target architecture is chosen. Modules are memoized
 per (device, file, configuration).
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import re
 import sys
 from typing import Any, Mapping
 
@@ -30,10 +32,25 @@ def compile_options() -> tuple[str, ...]:
 
 
 def kernel_source(name: str, defines: Mapping[str, object] | None = None) -> str:
-    """The text of kernels/<name> with its configuration and a #line directive in front."""
-    src = importlib.resources.files(__package__).joinpath("kernels", name).read_text(encoding="utf-8")
+    """The text of kernels/<name> with its configuration and a #line directive in front, and the text
+    of each kernels/ header it includes (#include "x.cuh") in place of that line (so NVRTC, nvcc and the
+    tests' CPU emulator need no include path)."""
     head = "".join(f"#define {k} {v}\n" for k, v in sorted((defines or {}).items()))
-    return f'{head}#line 1 "{name}"\n{src}'
+    return head + _inlined(name)
+
+
+def _inlined(name: str) -> str:
+    """kernels/<name> with its #include "<kernels/ header>" lines replaced by the headers' text, under
+    #line directives that keep compiler messages pointing at each file's own lines."""
+    kernels = importlib.resources.files(__package__).joinpath("kernels")
+    out = [f'#line 1 "{name}"\n']
+    for i, line in enumerate(kernels.joinpath(name).read_text(encoding="utf-8").splitlines(keepends=True), 1):
+        m = re.match(r'\s*#\s*include\s+"([\w.]+\.cuh)"', line)
+        if m and kernels.joinpath(m.group(1)).is_file():
+            out += [_inlined(m.group(1)), f'\n#line {i + 1} "{name}"\n']
+        else:
+            out.append(line)
+    return "".join(out)
 
 
 def load_module(name: str, defines: Mapping[str, object] | None = None):

@@ -24,14 +24,7 @@
 // launcher exactly like ksw2_extd2_sse.c:78. Jobs with qlen <= 0 or tlen <= 0, and batches whose
 // matrix triggers the early return of line 100, never reach these kernels.
 
-#define KSW_NEG_INF (-0x40000000)
-#define KSW_EZ_SCORE_ONLY 0x01
-#define KSW_EZ_RIGHT 0x02
-#define KSW_EZ_GENERIC_SC 0x04
-#define KSW_EZ_APPROX_MAX 0x08
-#define KSW_EZ_APPROX_DROP 0x10
-#define KSW_EZ_EXTZ_ONLY 0x40
-#define KSW_EZ_REV_CIGAR 0x80
+#include "ksw2.cuh"  // KSW_NEG_INF, the KSW_EZ_* flags
 
 // result fields, res[F * n_res + job] (the order of ResultBatch.fields)
 #define RF_MAX 0

@@ -17,14 +17,7 @@ typedef unsigned char ku8;
 typedef unsigned int ku32;
 typedef long long ki64;
 
-#define KSW_NEG_INF (-0x40000000)
-#define KSW_EZ_SCORE_ONLY 0x01
-#define KSW_EZ_RIGHT 0x02
-#define KSW_EZ_GENERIC_SC 0x04
-#define KSW_EZ_APPROX_MAX 0x08
-#define KSW_EZ_APPROX_DROP 0x10
-#define KSW_EZ_EXTZ_ONLY 0x40
-#define KSW_EZ_REV_CIGAR 0x80
+#include "ksw2.cuh"  // KSW_NEG_INF, the KSW_EZ_* flags
 #define Z2_FIELDS 11  // max max_q max_t mqe mqe_t mte mte_q score zdropped reach_end, then the CIGAR length
 #define Z2_WARPS 4    // jobs per block of ksw_extz2_pack
 
