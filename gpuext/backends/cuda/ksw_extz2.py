@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine.jobs import KERNEL_EXTZ2, KSW_EZ_SCORE_ONLY, RESULT_FIELDS, JobBatch, ResultBatch
-from .ksw_extd2 import REASONS, REJECT_KERNEL, REJECT_MEMORY, _reset_results, default_gpu_mem
+from .ksw_extd2 import REASONS, REJECT_KERNEL, REJECT_MEMORY, _bounds, _reset_results, default_gpu_mem
 from .loader import load_module
 from .staging import stream
 
@@ -35,12 +35,9 @@ def _job_bytes(qlen: np.ndarray, tlen: np.ndarray, w: np.ndarray, flag: np.ndarr
     CIGAR words; and ksw2's n_col * 16."""
     q, t = qlen.astype(np.int64), tlen.astype(np.int64)
     t16 = (t + 15) // 16 * 16
-    diag = np.maximum(q + t - 1, 0)
-    state = (11 * t16 + 8 * diag + 15) // 16 * 16
-    ww = np.where(w < 0, np.maximum(q, t), w.astype(np.int64))
-    n_col = (np.minimum(np.minimum(q, t), ww + 1) + 15) // 16 + 1   # ksw2_extz2_sse.c:75-76
-    dirb = np.where((flag & KSW_EZ_SCORE_ONLY) != 0, 0, (diag * n_col * 16 + 15) // 16 * 16)
-    return state, dirb, q + t + 1, n_col * 16
+    state = (11 * t16 + 8 * np.maximum(q + t - 1, 0) + 15) // 16 * 16
+    dir_ub, width = _bounds(q, t, w)   # ksw2_extz2_sse.c:75-76, 92 allocate as ksw_extd2_sse does
+    return state, np.where((flag & KSW_EZ_SCORE_ONLY) != 0, 0, dir_ub), q + t + 1, width
 
 
 def supports(batch: JobBatch, gpu_mem: int | None = None) -> np.ndarray:
