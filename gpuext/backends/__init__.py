@@ -35,29 +35,80 @@ class CudaBackend:
 
     name = "cuda"
 
-    def __init__(self, n_threads: int = 1, gpu: int = 0, gpu_mem: int | None = None):
-        import cupy
+    def __init__(self, n_threads: int = 1, gpu: int = 0, gpu_mem: int | None = None, cpu_if_set_up_fails: bool = False):
+        from .cuda import device_count, ksw_extd2, ksw_extz2
 
-        from .cuda import ksw_extd2, ksw_extz2
-
+        n = device_count()
+        if not 0 <= gpu < n:
+            raise ValueError(f"no such GPU (the driver sees {n})")
         self.kernel, self.kernel_z2 = ksw_extd2, ksw_extz2
         self.cpu = CpuBackend(n_threads)
-        self.device = cupy.cuda.Device(gpu)   # CuPy's current device is per thread: set it in run()
-        self.device.compute_capability        # fails here, once, if the GPU does not exist
-        with self.device:
-            self.gpu_mem = gpu_mem if gpu_mem is not None else self.kernel.default_gpu_mem()
+        self.gpu, self.gpu_mem = gpu, gpu_mem
+        self.device = None   # cupy.cuda.Device(gpu), once set up (CuPy's current device is per thread: run() sets it)
         # Backend steps of different rounds run on different pipeline threads: one at a time on the
         # GPU, so that each call has the whole memory budget (the CPU rounds still overlap them).
         self.lock = threading.Lock()
+        # CuPy's import (about 0.5 s), the CUDA context (about 0.6 s with 32 hardware queues), the kernels
+        # and a first small call are set up by a thread of their own while minimap2 builds its index and
+        # maps the first batch's reads; ready() waits for it. (Not a daemon: an early exit waits for it.)
+        # cpu_if_set_up_fails (--backend auto): then every job runs on the cpu backend, with a warning.
+        self.cpu_if_set_up_fails = cpu_if_set_up_fails
+        self._warm_error: BaseException | None = None
+        self._warm = threading.Thread(target=self._warm_up, name="gpuext-cuda-warm-up")
+        self._warm.start()
+
+    def _warm_up(self) -> None:
+        try:
+            import cupy
+
+            device = cupy.cuda.Device(self.gpu)
+            with device:
+                device.compute_capability   # (creates the context)
+                if self.gpu_mem is None:
+                    self.gpu_mem = self.kernel.default_gpu_mem()
+                self.kernel.warm_up()
+            self.device = device
+        except BaseException as e:   # (ready() retries once, then raises it or warns)
+            self._warm_error = e
+
+    def ready(self) -> bool:
+        """Wait for the set-up thread: True when the GPU is set up. When the set-up failed, it is tried once
+        more here (with a warning); if that fails too, False when the cpu backend computes the jobs instead
+        (cpu_if_set_up_fails; warned once), else raise the error."""
+        self._warm.join()
+        if self._warm_error is None:
+            return True
+        from .. import log
+
+        with self.lock:
+            if not getattr(self, "_retried", False):
+                self._retried = True
+                log.warn("gpuext::backend", f"GPU {self.gpu} set-up failed ({self._warm_error}); trying again")
+                self._warm_error = None
+                self._warm_up()
+                if self._warm_error is None:
+                    return True
+                if self.cpu_if_set_up_fails:
+                    log.warn("gpuext::backend", f"GPU {self.gpu} set-up failed again ({self._warm_error}): the cpu "
+                                                   "backend computes the extension jobs")
+            elif self._warm_error is None:
+                return True
+        if not self.cpu_if_set_up_fails:
+            raise RuntimeError(f"GPU {self.gpu} set-up failed: {self._warm_error}") from self._warm_error
+        return False
 
     def host_alloc(self, n: int, dtype) -> np.ndarray:
         """Host memory for a batch's job arrays (the engine exports into it): page-locked, so that
         run() sends them to the device without a staging copy."""
+        if not self.ready():
+            return np.empty(n, dtype)
         from .cuda.staging import pooled_pinned
 
         return pooled_pinned(n, dtype)
 
     def run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
+        if not self.ready():   # (every job a cpu fallback)
+            return self.cpu.run(batch)[0], {"GPU set-up failed": [batch.n, int(batch.cells().sum())]}
         with self.lock, self.device:
             return self._run(batch)
 
@@ -104,7 +155,8 @@ def cuda_available() -> bool:
 
 def resolve(name: str, n_threads: int, gpu: int = 0, gpu_mem: int | None = None):
     """The backend object for --backend NAME, or raise ValueError saying why it cannot be used."""
-    if name == "auto":
+    auto = name == "auto"
+    if auto:
         name = "cuda" if cuda_available() else "cpu"
     if name == "cpu":
         return CpuBackend(n_threads)
@@ -112,8 +164,8 @@ def resolve(name: str, n_threads: int, gpu: int = 0, gpu_mem: int | None = None)
         if not cuda_available():
             raise ValueError("--backend cuda: CuPy or an NVIDIA GPU is missing (install gpuext[gpu])")
         try:
-            return CudaBackend(n_threads, gpu, gpu_mem)
-        except Exception as e:  # CuPy's CUDARuntimeError for a GPU that does not exist, among others
+            return CudaBackend(n_threads, gpu, gpu_mem, cpu_if_set_up_fails=auto)
+        except Exception as e:  # a GPU that does not exist, among others
             raise ValueError(f"--backend cuda: GPU {gpu} cannot be used: {e}") from None
     if name == "corrupt" and os.environ.get("GPUEXT_TEST_BACKENDS") == "1":
         return CorruptingBackend(n_threads)

@@ -153,17 +153,15 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None or platform.machine(
 
 
 def _launcher_source(knobs: dict) -> str:
-    """The source the launcher's load_module builds under these knobs (as ksw_extd2.run composes it:
-    should the two drift apart, each driver builds its own library, only slower)."""
+    """The source the launcher's load_module builds under these knobs (its defines from
+    ksw_extd2.module_defines, as run() takes them), built once here for the drivers."""
     from gpuext.backends.cuda import ksw_extd2 as gpu
     from gpuext.backends.cuda.loader import kernel_source
 
     with pytest.MonkeyPatch.context() as mp:
         for k, v in knobs.items():
             mp.setenv(k, v)
-        shapes, reg_lg = gpu._reg_shapes(), gpu._reg_lg()
-    used = sorted({shapes[L] for L in range(6, reg_lg + 1)}) if reg_lg else []
-    return kernel_source("ksw_extd2.cu", {"KSW_REG_LIST": " ".join(f"KSW_DP_REG({G}, {K})" for G, K in used)})
+        return kernel_source("ksw_extd2.cu", gpu.module_defines()[0])
 
 
 @pytest.fixture(scope="module")

@@ -52,7 +52,8 @@ import time
 
 import numpy as np
 
-from ...engine.jobs import KERNEL_EXTD2, KSW_EZ_SCORE_ONLY, KSW_NEG_INF, JobBatch, ResultBatch
+from ...engine.jobs import (KERNEL_EXTD2, KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY, KSW_EZ_SCORE_ONLY, KSW_NEG_INF, JobBatch,
+                            ResultBatch, Scoring)
 from .loader import load_module
 from .staging import Staging, pooled_pinned, stream
 
@@ -462,6 +463,73 @@ def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
     return f"ksw_extd2_dp_reg{G}x{K}_{'e' if exact else 'a'}"
 
 
+def module_defines() -> tuple[dict, dict, int, list]:
+    """The defines this configuration (the knobs above) builds the module with: (defines, register
+    kernel shapes, largest register ring lg, the shapes in use)."""
+    shapes, reg_lg = _reg_shapes(), _reg_lg()
+    # only the register kernels this configuration uses are built (NVRTC time grows with each)
+    used = sorted({shapes[L] for L in range(6, reg_lg + 1)}) if reg_lg else []
+    defines = {"KSW_REG_LIST": " ".join(f"KSW_DP_REG({G}, {K})" for G, K in used)}
+    fbp_k = _fbp_k()
+    if fbp_k != FBP_K:
+        defines["KSW_FBP_K"] = fbp_k
+    defines.update(_dev_defines())
+    return defines, shapes, reg_lg, used
+
+
+def _module():
+    """The module on the current device: (module, register kernel shapes, largest register ring lg, the
+    shapes in use)."""
+    defines, shapes, reg_lg, used = module_defines()
+    return load_module("ksw_extd2.cu", defines), shapes, reg_lg, used
+
+
+def kernel_names(used) -> list[str]:
+    """Every kernel of the module (ksw_extd2.cu's entry points and the instances of its macros), with
+    the register kernels of the shapes used."""
+    names = [f"ksw_extd2_{x}" for x in ("plan", "class", "offsets", "rp_chunks", "rp_order", "fb_passes", "pack")]
+    names += [f"ksw_extd2_dp_w{nw}_{m}" for nw in (1, 4, 8, 16) for m in ("smem", "gmem")]
+    names += [f"ksw_extd2_dp_w1_smem_b{b}" for b in (2, 4)]
+    names += [f"ksw_extd2_dp_w{x}_smem" for x in ("8p", "7p", "7b")]
+    names += [f"ksw_extd2_dp_{x}" for x in ("fbp", "fbx", "fbb", "fbh16", "rp1", "rp2")]
+    names += [f"ksw_extd2_dp_fb{K}{x}" for K in FB_K for x in ("", "x2")]
+    names += [f"ksw_extd2_dp_fbh{K}x2" for K in FBH2_K]
+    return names + [_reg_kernel_name(G, K, x) for G, K in used for x in (False, True)]
+
+
+def _warm_batch() -> JobBatch:
+    """A few small map-ont-like jobs (a first-pass gap fill, an extension, an exact gap fill): a call of
+    them runs the planning, a DP, the packing and the read-backs."""
+    rng = np.random.default_rng(7)
+    mat = np.full((5, 5), -4, np.int8)
+    np.fill_diagonal(mat, 2)
+    mat[4, :] = mat[:, 4] = -1
+    qs, ts = [], []
+    for L in (200, 300, 150):
+        t = rng.integers(0, 4, L).astype(np.uint8)
+        q = t.copy()
+        q[rng.integers(0, L, L // 10)] = rng.integers(0, 4, L // 10)
+        qs.append(q), ts.append(t)
+    qoff = np.concatenate([[0], np.cumsum([len(x) for x in qs])]).astype(np.int64)
+    toff = np.concatenate([[0], np.cumsum([len(x) for x in ts])]).astype(np.int64)
+    return JobBatch(Scoring(mat.reshape(-1), 4, 2, 24, 1), np.concatenate(qs), qoff, np.concatenate(ts), toff,
+                    np.full(3, KERNEL_EXTD2, np.int8), np.asarray([30001, 751, 30001], np.int32),
+                    np.full(3, 400, np.int32), np.full(3, -1, np.int32),
+                    np.asarray([KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY, 0], np.int32))
+
+
+def warm_up() -> None:
+    """A process's one-time costs of its first call, paid ahead (CudaBackend does this in the background
+    while minimap2 builds its index and maps its first reads): the module built or loaded from CuPy's
+    cache, every kernel looked up (CUDA loads a kernel lazily, when it is first looked up: the first
+    call otherwise pays that in its DP), and a call of a few small jobs, which loads the CuPy kernels of
+    the planning and the read-backs."""
+    mod, _, _, used = _module()
+    for name in kernel_names(used):
+        mod.get_function(name)
+    run(_warm_batch())
+
+
 def _to_host(d, st, blocking: bool = True) -> np.ndarray:
     """The device array d copied on stream st into pooled page-locked memory (a pageable read-back
     runs at a fraction of the bus speed); returns once it is there (blocking=False: at once, the
@@ -506,15 +574,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         last_stats.update(stats, t_total=time.perf_counter() - t_start)
         return _result(m, None, coff, np.zeros(0, np.uint32))
     nblk = _w1_blocks()
-    shapes, reg_lg = _reg_shapes(), _reg_lg()
-    # only the register kernels this configuration uses are built (NVRTC time grows with each)
-    used = sorted({shapes[L] for L in range(6, reg_lg + 1)}) if reg_lg else []
-    defines = {"KSW_REG_LIST": " ".join(f"KSW_DP_REG({G}, {K})" for G, K in used)}
-    fbp_k = _fbp_k()
-    if fbp_k != FBP_K:
-        defines["KSW_FBP_K"] = fbp_k
-    defines.update(_dev_defines())
-    mod = load_module("ksw_extd2.cu", defines)
+    mod, shapes, reg_lg, _ = _module()
     k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
             for nw in (1, 4, 8, 16) for sm in (True, False)}
     if nblk != W1_BLOCKS_PER_SM:
