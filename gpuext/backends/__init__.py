@@ -50,15 +50,21 @@ class CudaBackend:
         self.lock = threading.Lock()
         # CuPy's import (about 0.5 s), the CUDA context (about 0.6 s with 32 hardware queues), the kernels
         # and a first small call are set up by a thread of their own while minimap2 builds its index and
-        # maps the first batch's reads; ready() waits for it. (Not a daemon: an early exit waits for it.)
-        # cpu_if_set_up_fails (--backend auto): then every job runs on the cpu backend, with a warning.
+        # maps the first batch's reads; ready() waits for it. Not a daemon, so that the process never ends
+        # inside a CUDA call of it; close() makes it stop at its next step (a run that maps nothing).
+        # cpu_if_set_up_fails (--backend auto): a failed set-up sends every job to the cpu backend.
         self.cpu_if_set_up_fails = cpu_if_set_up_fails
         self._warm_error: BaseException | None = None
+        self._retried = False
+        self._stop = threading.Event()
         self._warm = threading.Thread(target=self._warm_up, name="gpuext-cuda-warm-up")
         self._warm.start()
 
     def _warm_up(self) -> None:
+        """The set-up; self.device is set last, and only when every step succeeded (ready()'s flag)."""
         try:
+            if self._stop.is_set():
+                return
             import cupy
 
             device = cupy.cuda.Device(self.gpu)
@@ -66,35 +72,47 @@ class CudaBackend:
                 device.compute_capability   # (creates the context)
                 if self.gpu_mem is None:
                     self.gpu_mem = self.kernel.default_gpu_mem()
-                self.kernel.warm_up()
+                for k in (self.kernel, self.kernel_z2):
+                    if self._stop.is_set():
+                        return
+                    k.warm_up()
             self.device = device
-        except BaseException as e:   # (ready() retries once, then raises it or warns)
+        except BaseException as e:
             self._warm_error = e
+            if not self._retried:   # said at once, while minimap2 goes on (ready() retries once)
+                from .. import log
+
+                log.warn("gpuext::backend", f"GPU {self.gpu} set-up failed ({self._why()})")
+
+    def _why(self) -> str:
+        e = self._warm_error
+        hint = " (install gpuext[gpu] with a CuPy for this CUDA)" if isinstance(e, ImportError) else ""
+        return f"{type(e).__name__}: {e}{hint}"
+
+    def close(self) -> None:
+        """The set-up thread stops at its next step (for a run that ends without mapping a batch)."""
+        self._stop.set()
 
     def ready(self) -> bool:
-        """Wait for the set-up thread: True when the GPU is set up. When the set-up failed, it is tried once
-        more here (with a warning); if that fails too, False when the cpu backend computes the jobs instead
-        (cpu_if_set_up_fails; warned once), else raise the error."""
+        """Wait for the set-up thread: True when the GPU is set up. A failed set-up is tried once more here;
+        if that fails too, False when the cpu backend computes the jobs instead (cpu_if_set_up_fails, said
+        once), else raise the error."""
         self._warm.join()
-        if self._warm_error is None:
+        if self.device is not None:
             return True
         from .. import log
 
-        with self.lock:
-            if not getattr(self, "_retried", False):
+        with self.lock:   # (threads that come meanwhile wait here for the one retry)
+            if self.device is None and not self._retried:
                 self._retried = True
-                log.warn("gpuext::backend", f"GPU {self.gpu} set-up failed ({self._warm_error}); trying again")
-                self._warm_error = None
                 self._warm_up()
-                if self._warm_error is None:
-                    return True
-                if self.cpu_if_set_up_fails:
-                    log.warn("gpuext::backend", f"GPU {self.gpu} set-up failed again ({self._warm_error}): the cpu "
-                                                   "backend computes the extension jobs")
-            elif self._warm_error is None:
+                if self.device is None and self.cpu_if_set_up_fails:
+                    log.warn("gpuext::backend", f"GPU {self.gpu} set-up failed again ({self._why()}): the cpu backend "
+                                                   "computes the extension jobs")
+            if self.device is not None:
                 return True
         if not self.cpu_if_set_up_fails:
-            raise RuntimeError(f"GPU {self.gpu} set-up failed: {self._warm_error}") from self._warm_error
+            raise RuntimeError(f"GPU {self.gpu} set-up failed: {self._why()}") from self._warm_error
         return False
 
     def host_alloc(self, n: int, dtype) -> np.ndarray:
@@ -104,7 +122,8 @@ class CudaBackend:
             return np.empty(n, dtype)
         from .cuda.staging import pooled_pinned
 
-        return pooled_pinned(n, dtype)
+        with self.device:   # (a pipeline thread's current device is GPU 0 until it says otherwise)
+            return pooled_pinned(n, dtype)
 
     def run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
         if not self.ready():   # (every job a cpu fallback)

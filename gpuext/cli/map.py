@@ -268,6 +268,8 @@ def main(argv: list[str]) -> int:
             if progress is not None:
                 progress.stop()
             native.install_engine(None)
+            if engine is not None and hasattr(engine.backend, "close"):
+                engine.backend.close()   # (the cuda backend's set-up thread, should no batch have needed it)
         if engine is not None:
             engine.stats.time["total"] = time.perf_counter() - t0   # index, reading, mapping, output
         if ret == 0 and bam:

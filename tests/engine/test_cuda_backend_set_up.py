@@ -11,7 +11,7 @@ import pytest
 
 from gpuext.backends import CudaBackend, cpu
 from gpuext.backends import cuda as cuda_pkg
-from gpuext.backends.cuda import ksw_extd2
+from gpuext.backends.cuda import ksw_extd2, ksw_extz2
 
 
 class _Device:
@@ -36,6 +36,7 @@ def no_gpu(monkeypatch):
     events = []
     monkeypatch.setattr(CudaBackend, "_run", lambda self, batch: events.append(("run", self.gpu_mem)) or "results")
     monkeypatch.setattr(ksw_extd2, "default_gpu_mem", lambda: 123)
+    monkeypatch.setattr(ksw_extz2, "warm_up", lambda: events.append(("extz2 warm-up", None)))
     return events
 
 
@@ -57,7 +58,7 @@ def test_first_run_waits_for_the_set_up_thread(no_gpu, monkeypatch):
     release.set()
     t.join(10)
     assert done == ["results"]
-    assert [e[0] for e in no_gpu] == ["warm-up starts", "warm-up ends", "run"]
+    assert [e[0] for e in no_gpu] == ["warm-up starts", "warm-up ends", "extz2 warm-up", "run"]
     assert no_gpu[0][1] == "gpuext-cuda-warm-up" and no_gpu[-1] == ("run", 123)   # the GPU's default budget
     assert be.device.id == 0
 
@@ -66,7 +67,7 @@ def test_given_memory_budget_is_kept(no_gpu, monkeypatch):
     monkeypatch.setattr(ksw_extd2, "warm_up", lambda: None)
     monkeypatch.setattr(ksw_extd2, "default_gpu_mem", lambda: pytest.fail("the budget was given"))
     be = CudaBackend(n_threads=1, gpu_mem=5 << 30)
-    assert be.run(None) == "results" and no_gpu == [("run", 5 << 30)]
+    assert be.run(None) == "results" and no_gpu[-1] == ("run", 5 << 30)
 
 
 def test_a_gpu_the_driver_does_not_see_fails_at_once(no_gpu, monkeypatch):
@@ -75,12 +76,14 @@ def test_a_gpu_the_driver_does_not_see_fails_at_once(no_gpu, monkeypatch):
         CudaBackend(n_threads=1, gpu=1)
 
 
-def _failing(monkeypatch, times=2):
-    """The set-up fails its first `times` tries (the thread's, then ready()'s)."""
+def _failing(monkeypatch, times=2, retry_gate=None):
+    """The set-up fails its first `times` tries (the thread's, then ready()'s, which waits for retry_gate)."""
     tries = []
 
     def warm_up():
         tries.append(threading.current_thread().name)
+        if len(tries) == 2 and retry_gate is not None:
+            retry_gate.wait(10)
         if len(tries) <= times:
             raise MemoryError("out of memory while loading the kernels")
 
@@ -88,23 +91,68 @@ def _failing(monkeypatch, times=2):
     return tries
 
 
+def _runs(events):
+    return [e for e in events if e[0] == "run"]
+
+
 def test_set_up_failure_is_raised_by_run(no_gpu, monkeypatch, capsys):
     tries = _failing(monkeypatch)
     be = CudaBackend(n_threads=1)
-    with pytest.raises(RuntimeError, match="GPU 0 set-up failed: out of memory while loading the kernels"):
+    why = "MemoryError: out of memory while loading the kernels"
+    with pytest.raises(RuntimeError, match=f"GPU 0 set-up failed: {why}"):
         be.run(None)
     with pytest.raises(RuntimeError, match="GPU 0 set-up failed"):
         be.run(None)
     assert tries == ["gpuext-cuda-warm-up", "MainThread"]   # tried once more, in the thread that needed it
-    assert not [e for e in no_gpu if e[0] == "run"]  # nothing ran on a GPU that failed to set up
-    assert capsys.readouterr().err.count("set-up failed (out of memory while loading the kernels); trying again") == 1
+    assert not _runs(no_gpu)                         # nothing ran on a GPU that failed to set up
+    assert capsys.readouterr().err.count(f"[W::gpuext::backend] GPU 0 set-up failed ({why})") == 1   # at once
 
 
 def test_set_up_is_tried_once_more(no_gpu, monkeypatch):
     tries = _failing(monkeypatch, times=1)
     be = CudaBackend(n_threads=1)
     assert be.run(None) == "results" and be.run(None) == "results"
-    assert tries == ["gpuext-cuda-warm-up", "MainThread"] and [e[0] for e in no_gpu] == ["run", "run"]
+    assert tries == ["gpuext-cuda-warm-up", "MainThread"] and len(_runs(no_gpu)) == 2
+
+
+def test_threads_wait_for_the_retry(no_gpu, monkeypatch):
+    """A thread that needs the GPU while another retries its set-up waits for that retry's outcome."""
+    gate = threading.Event()
+    tries = _failing(monkeypatch, retry_gate=gate)
+    be = CudaBackend(n_threads=1)
+    be._warm.join()
+    out = {}
+
+    def use(key, f):
+        try:
+            out[key] = f()
+        except RuntimeError as e:
+            out[key] = e
+
+    a = threading.Thread(target=use, args=("a", lambda: be.run(None)))
+    a.start()
+    while len(tries) < 2:                            # a is in its retry, which waits at the gate
+        threading.Event().wait(0.01)
+    b = threading.Thread(target=use, args=("b", lambda: be.host_alloc(4, np.int32)))
+    b.start()
+    b.join(0.3)
+    assert "b" not in out                            # b waits for a's retry
+    gate.set()
+    a.join(10), b.join(10)
+    assert isinstance(out["a"], RuntimeError) and isinstance(out["b"], RuntimeError)
+    assert len(tries) == 2 and not _runs(no_gpu)
+
+
+def test_close_stops_the_set_up(no_gpu, monkeypatch):
+    """A run that ends without a batch (close()) leaves the kernels alone."""
+    gate = threading.Event()
+    monkeypatch.setattr(ksw_extd2, "default_gpu_mem", lambda: gate.wait(10) and 123)
+    monkeypatch.setattr(ksw_extd2, "warm_up", lambda: pytest.fail("set-up went on after close()"))
+    be = CudaBackend(n_threads=1)
+    be.close()
+    gate.set()
+    be._warm.join(10)
+    assert not be._warm.is_alive() and be.device is None and not no_gpu
 
 
 def test_auto_backend_computes_on_the_cpu_when_the_set_up_fails(no_gpu, monkeypatch, capsys):
@@ -117,7 +165,8 @@ def test_auto_backend_computes_on_the_cpu_when_the_set_up_fails(no_gpu, monkeypa
     got2, _ = be.run(batch)
     assert not got.diff(cpu.run(batch, 2)) and not got2.diff(got)
     assert fallback == {"GPU set-up failed": [batch.n, int(batch.cells().sum())]}
-    assert not [e for e in no_gpu if e[0] == "run"]
+    assert not _runs(no_gpu)
     err = capsys.readouterr().err
-    assert err.count("[W::gpuext::backend] GPU 0 set-up failed again (out of memory while loading the kernels): the cpu "
-                     "backend computes") == 1
+    assert err.count("[W::gpuext::backend] GPU 0 set-up failed (MemoryError: out of memory while loading the kernels)") == 1
+    assert err.count("set-up failed again (MemoryError: out of memory while loading the kernels): the cpu backend "
+                     "computes") == 1

@@ -61,6 +61,13 @@ def _chunks(need: np.ndarray, budget: int) -> list[tuple[int, int]]:
     return out
 
 
+def warm_up() -> None:
+    """The module built or loaded from CuPy's cache and its kernels looked up (CudaBackend's set-up thread;
+    CUDA loads a kernel when it is first looked up)."""
+    mod = load_module("ksw_extz2.cu")
+    mod.get_function("ksw_extz2_dp"), mod.get_function("ksw_extz2_pack")
+
+
 def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatch:
     """Run the jobs job_idx (default: all) of the batch; rows of the result follow job_idx."""
     import cupy
