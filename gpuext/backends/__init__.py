@@ -86,6 +86,8 @@ class CudaBackend:
 
     def _why(self) -> str:
         e = self._warm_error
+        if e is None:
+            return "stopped by close()"
         hint = " (install gpuext[gpu] with a CuPy for this CUDA)" if isinstance(e, ImportError) else ""
         return f"{type(e).__name__}: {e}{hint}"
 
@@ -100,6 +102,8 @@ class CudaBackend:
         self._warm.join()
         if self.device is not None:
             return True
+        if self._stop.is_set():
+            raise RuntimeError("the cuda backend was closed")
         from .. import log
 
         with self.lock:   # (threads that come meanwhile wait here for the one retry)

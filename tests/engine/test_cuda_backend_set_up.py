@@ -131,8 +131,11 @@ def test_threads_wait_for_the_retry(no_gpu, monkeypatch):
 
     a = threading.Thread(target=use, args=("a", lambda: be.run(None)))
     a.start()
-    while len(tries) < 2:                            # a is in its retry, which waits at the gate
+    for _ in range(1000):                            # a is in its retry, which waits at the gate
+        if len(tries) >= 2:
+            break
         threading.Event().wait(0.01)
+    assert len(tries) == 2
     b = threading.Thread(target=use, args=("b", lambda: be.host_alloc(4, np.int32)))
     b.start()
     b.join(0.3)
@@ -153,6 +156,8 @@ def test_close_stops_the_set_up(no_gpu, monkeypatch):
     gate.set()
     be._warm.join(10)
     assert not be._warm.is_alive() and be.device is None and not no_gpu
+    with pytest.raises(RuntimeError, match="the cuda backend was closed"):
+        be.run(None)
 
 
 def test_auto_backend_computes_on_the_cpu_when_the_set_up_fails(no_gpu, monkeypatch, capsys):

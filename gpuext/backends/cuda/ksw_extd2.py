@@ -528,12 +528,12 @@ def warm_up() -> None:
     mod, _, _, used = _module()
     missing = []
     for name in kernel_names(used):
-        try:   # (a name missing from the module only loses its head start: tests/unit checks the list)
+        try:   # (a kernel that fails here only loses its head start: tests/unit checks the names)
             mod.get_function(name)
-        except Exception:
-            missing.append(name)
+        except Exception as e:
+            missing.append(f"{name} ({type(e).__name__}: {e})")
     if missing:
-        log.warn("gpuext::warm_up", f"not in ksw_extd2.cu's module: {' '.join(missing)}")
+        log.warn("gpuext::warm_up", f"kernels not looked up: {'; '.join(missing)}")
     run(_warm_batch())
 
 
