@@ -89,13 +89,7 @@ def random_jobs(rng, cells_target: float) -> JobBatch:
 
 
 def _batch(qs, ts, W, Z, E, F, scoring) -> JobBatch:
-    qoff = np.zeros(len(qs) + 1, np.int64)
-    qoff[1:] = np.cumsum([len(x) for x in qs])
-    toff = np.zeros(len(ts) + 1, np.int64)
-    toff[1:] = np.cumsum([len(x) for x in ts])
-    return JobBatch(scoring, np.concatenate(qs), qoff, np.concatenate(ts), toff,
-                    np.full(len(qs), KERNEL_EXTD2, np.int8), np.asarray(W, np.int32), np.asarray(Z, np.int32),
-                    np.asarray(E, np.int32), np.asarray(F, np.int32))
+    return JobBatch.of(scoring, qs, ts, KERNEL_EXTD2, W, Z, E, F)
 
 
 def load_jobs(path: str) -> JobBatch:

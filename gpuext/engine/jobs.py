@@ -77,6 +77,17 @@ class JobBatch:
         return band_cells(self.qlen(), self.tlen(), self.w)
 
     @staticmethod
+    def of(scoring: Scoring, qs, ts, kernel, w, zdrop, end_bonus, flag) -> "JobBatch":
+        """A batch of the pairs (qs[i], ts[i]) of base arrays; kernel, w, zdrop, end_bonus and flag each one
+        value for every job or one per job."""
+        n = len(qs)
+        off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
+        cat = lambda parts: np.concatenate(parts).astype(np.uint8) if n else np.zeros(0, np.uint8)  # noqa: E731
+        col = lambda v, dt: np.broadcast_to(np.asarray(v, dt), (n,)).copy()  # noqa: E731
+        return JobBatch(scoring, cat(qs), off(qs), cat(ts), off(ts), col(kernel, np.int8), col(w, np.int32),
+                        col(zdrop, np.int32), col(end_bonus, np.int32), col(flag, np.int32))
+
+    @staticmethod
     def concat(batches: list["JobBatch"]) -> "JobBatch":
         """One batch holding the jobs of several (same scoring) in order."""
         def offsets(offs):

@@ -49,11 +49,7 @@ def _extd2_jobs(batch, qs, ts, w, flag, zdrop: int, end_bonus: int):
     end bonus."""
     from gpuext.engine.jobs import KERNEL_EXTD2, JobBatch
 
-    n = len(qs)
-    off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
-    return JobBatch(batch.scoring, np.concatenate(qs), off(qs), np.concatenate(ts), off(ts),
-                    np.full(n, KERNEL_EXTD2, np.int8), np.asarray(w, np.int32), np.full(n, zdrop, np.int32),
-                    np.full(n, end_bonus, np.int32), np.asarray(flag, np.int32))
+    return JobBatch.of(batch.scoring, qs, ts, KERNEL_EXTD2, w, zdrop, end_bonus, flag)
 
 
 def cover_matrix(rng, b) -> np.ndarray:

@@ -26,11 +26,9 @@ def wide_jobs(rng, b, n: int):
 
     ts = [rng.integers(0, 4, int(rng.integers(2100, 3500))).astype(np.uint8) for _ in range(n)]
     qs = [_mutate(rng, t, 0.1, 0.001) for t in ts]
-    off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
     flag = rng.choice(FLAG_SETS, n).astype(np.int32) | (b.flag[:1] & KSW_EZ_GENERIC_SC)
-    return JobBatch(b.scoring, np.concatenate(qs), off(qs), np.concatenate(ts), off(ts),
-                    np.full(n, KERNEL_EXTZ2, np.int8), np.full(n, -1, np.int32),
-                    rng.choice([-1, 100, 400], n).astype(np.int32), rng.choice([-1, 0, 10], n).astype(np.int32), flag)
+    return JobBatch.of(b.scoring, qs, ts, KERNEL_EXTZ2, -1, rng.choice([-1, 100, 400], n), rng.choice([-1, 0, 10], n),
+                       flag)
 
 
 def main() -> int:

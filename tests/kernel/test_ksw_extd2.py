@@ -127,14 +127,7 @@ def random_jobs(rng, preset: str, n: int, max_len: int = 50000, transition: int 
             continue
         cells += min(c, len(qq) * len(t))
         qs.append(qq), ts.append(t), W.append(w), Z.append(zdrop), E.append(end_bonus), F.append(flag)
-    qoff = np.zeros(len(qs) + 1, np.int64)
-    qoff[1:] = np.cumsum([len(x) for x in qs])
-    toff = np.zeros(len(ts) + 1, np.int64)
-    toff[1:] = np.cumsum([len(x) for x in ts])
-    return JobBatch(Scoring(mat, q, e, q2, e2), np.concatenate(qs).astype(np.uint8), qoff,
-                    np.concatenate(ts).astype(np.uint8), toff, np.full(len(qs), KERNEL_EXTD2, np.int8),
-                    np.asarray(W, np.int32), np.asarray(Z, np.int32), np.asarray(E, np.int32),
-                    np.asarray(F, np.int32))
+    return JobBatch.of(Scoring(mat, q, e, q2, e2), qs, ts, KERNEL_EXTD2, W, Z, E, F)
 
 
 def describe_diff(batch: JobBatch, ref: ResultBatch, got: ResultBatch, limit: int = 10) -> str:
@@ -527,9 +520,7 @@ def _with_empty_sequences(rng, b: JobBatch, frac: float = 0.05) -> JobBatch:
             qs[i] = qs[i][:0]
         else:
             ts[i] = ts[i][:0]
-    off = lambda parts: np.r_[0, np.cumsum([len(x) for x in parts])].astype(np.int64)  # noqa: E731
-    return JobBatch(b.scoring, np.concatenate(qs).astype(np.uint8), off(qs), np.concatenate(ts).astype(np.uint8),
-                    off(ts), b.kernel, b.w, b.zdrop, b.end_bonus, b.flag)
+    return JobBatch.of(b.scoring, qs, ts, b.kernel, b.w, b.zdrop, b.end_bonus, b.flag)
 
 
 @pytest.mark.gpu

@@ -511,12 +511,8 @@ def _warm_batch() -> JobBatch:
         q = t.copy()
         q[rng.integers(0, L, L // 10)] = rng.integers(0, 4, L // 10)
         qs.append(q), ts.append(t)
-    qoff = np.concatenate([[0], np.cumsum([len(x) for x in qs])]).astype(np.int64)
-    toff = np.concatenate([[0], np.cumsum([len(x) for x in ts])]).astype(np.int64)
-    return JobBatch(Scoring(mat.reshape(-1), 4, 2, 24, 1), np.concatenate(qs), qoff, np.concatenate(ts), toff,
-                    np.full(3, KERNEL_EXTD2, np.int8), np.asarray([30001, 751, 30001], np.int32),
-                    np.full(3, 400, np.int32), np.full(3, -1, np.int32),
-                    np.asarray([KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY, 0], np.int32))
+    return JobBatch.of(Scoring(mat.reshape(-1), 4, 2, 24, 1), qs, ts, KERNEL_EXTD2, [30001, 751, 30001], 400, -1,
+                       [KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY, 0])
 
 
 def warm_up() -> None:
