@@ -193,7 +193,7 @@ def main() -> int:
         if os.environ.get("GPUEXT_BENCH_RUNS") == "1":   # each timed run: its time and last classes (a diagnostic)
             rs = kern.last_stats
             cl = sorted(rs.get("classes", []), key=lambda c: -c[3])[:4]
-            sts = {(k, L): t0 for k, L, t0 in rs.get("class_starts", [])}
+            sts = {(k, L): t0 for k, L, t0, _ in rs.get("class_starts", [])}
             print(f"  run {i + 1}: {dt * 1e3:.1f} ms, DP {rs.get('t_dp', 0) * 1e3:.1f} ms; last classes (start, end ms): "
                   + "; ".join(f"({c[0]}, {c[1]}: {sts.get((c[0], c[1]), float('nan')):.2f}, {c[3]:.1f})" for c in cl))
     st = kern.last_stats
@@ -210,8 +210,8 @@ def main() -> int:
             "staging; t_dp: uploads done to the last DP kernel's end, backtracks included; t_pack, t_rb_res, t_rb_cig: after it, the CIGAR packing, the result read-back, the CIGARs' read-back]")
     if "trace" in st:   # $GPUEXT_KSW_TRACE=1: the run's marks, host / device ms from the first
         print("  trace (last run, host / device ms): " + "; ".join(f"{n} {h:.2f}/{g:.2f}" for n, h, g in st["trace"]))
-        print("  trace, launches reached (class, ring lg, ms from the uploads): "
-              + "; ".join(f"({k}, {L}, {t:.2f})" for k, L, t in st.get("class_starts", [])))
+        print("  trace, launches reached (class, ring lg, device ms from the uploads, host ms from the setup mark): "
+              + "; ".join(f"({k}, {L}, {t:.2f}, {h:.2f})" for k, L, t, h in st.get("class_starts", [])))
     serial = os.environ.get("GPUEXT_KSW_SERIAL") == "1"
     cl = sorted(st.get("classes", []), key=lambda c: -c[3])
     print(f"  launch classes, last to end first (warps, ring lg, jobs, {'alone' if serial else 'end'} ms, DP and "

@@ -187,3 +187,15 @@ def test_emulated(case, runs):
         print(f"fresh seed {FRESH}")
     r = runs[case]
     assert r.returncode == 0, report(case, CASES[case], r)
+
+
+@pytest.mark.parametrize("seed", [3, FRESH])
+def test_launch_order_bins(seed, emu_dir):
+    """The launch order without a sort (ksw_extd2_bins_*) against an exact sort of the same keys: the
+    classes in order, a middle-team class's long jobs first, sizes within an eighth of an octave."""
+    from tests.emu.drive import run_driver
+
+    args = ["--jobs", "20000", "--seed", str(seed)]
+    r = run_driver("run_bins", args, emu_dir, knobs={})
+    assert r.returncode == 0, report("bins", (args, {}), r)
+    assert "order ok" in r.stdout

@@ -14,8 +14,9 @@ Work plan of one `run` (the host never loops over the jobs):
    inputs (as the batch holds them, plus job_idx unless every job runs) go up in one copy and `ksw_extd2_plan` sizes every job on the device from ksw2's own
    direction allocation (n_col*16 bounds its widest band, which sizes its ring), writes the reset
    values as its result (kept by jobs with qlen or tlen <= 0) and sums cells and bytes;
-   `ksw_extd2_class` picks its launch class (warps per job, ring size) and a sort key; one argsort
-   orders the jobs by class, largest first, and `ksw_extd2_offsets` lays out the arenas (each warp
+   `ksw_extd2_class` picks its launch class (warps per job, ring size) and a sort key; three small
+   kernels (`ksw_extd2_bins_*`, no host synchronisation) order the jobs by class, largest first, in
+   bins of an eighth of an octave, and `ksw_extd2_offsets` lays out the arenas (each warp
    of jobs takes its spans from running totals) and counts the classes; one small
    read-back (jobs per class, arena sizes, totals) is the only synchronisation before the DP;
 3. jobs that do not fit the memory budget together are cut into chunks (largest first);
@@ -99,6 +100,8 @@ KSW_FBB_CLS = 62           # ksw_extd2_dp_fbb: big band-limited exact jobs in th
 FBB_MAX_JOBS = 1024         # jobs per launch of ksw_extd2_dp_fbb (its books blocks wait for later blocks)
 KSW_NCLS = 64              # launch classes: 3 team sizes x 10 rings, 5 register rings x 2 modes, 9 full-band,
                            # 11 full-band two per lane, the ring pipeline, the exact pass pipelines, + jobs not run
+KSW_NBINS = KSW_NCLS << 10  # bins of the launch order (ksw_extd2_bins_*: class, long, 512 size steps)
+BINS_THREADS = 1024         # threads of ksw_extd2_bins_scan (KSW_BINS_THREADS)
 # the planning's summary (d_acc), as the plan kernels lay it out: jobs per class, the 4 arena sizes
 # (ksw_extd2_offsets), then tot (ksw_extd2_plan, ksw_extd2_class): the live jobs' cells, their number,
 # their device bytes, the most passes of a pipeline job (fbp, fbx), the ring pipeline's chunks, and
@@ -485,10 +488,24 @@ def _module():
     return load_module("ksw_extd2.cu", defines), shapes, reg_lg, used
 
 
+_functions: dict = {}
+_big_smem: dict = {}   # id(function) -> the dynamic shared memory it was allowed (over 48 KiB)
+
+
+def _fn(mod, name: str):
+    """mod.get_function(name), kept per module (a lookup and a new Function object each call cost the
+    host microseconds each, some 25 of them before a call's first launch)."""
+    f = _functions.get((id(mod), name))
+    if f is None:
+        f = _functions[(id(mod), name)] = mod.get_function(name)
+    return f
+
+
 def kernel_names(used) -> list[str]:
     """Every kernel of the module (ksw_extd2.cu's entry points and the instances of its macros), with
     the register kernels of the shapes used."""
-    names = [f"ksw_extd2_{x}" for x in ("plan", "class", "offsets", "rp_chunks", "rp_order", "fb_passes", "pack")]
+    names = [f"ksw_extd2_{x}" for x in ("plan", "class", "offsets", "rp_chunks", "rp_order", "fb_passes", "pack",
+                                        "bins_count", "bins_scan", "bins_place")]
     names += [f"ksw_extd2_dp_w{nw}_{m}" for nw in (1, 4, 8, 16) for m in ("smem", "gmem")]
     names += [f"ksw_extd2_dp_w1_smem_b{b}" for b in (2, 4)]
     names += [f"ksw_extd2_dp_w{x}_smem" for x in ("8p", "7p", "7b")]
@@ -525,7 +542,7 @@ def warm_up() -> None:
     missing = []
     for name in kernel_names(used):
         try:   # (a kernel that fails here only loses its head start: tests/unit checks the names)
-            mod.get_function(name)
+            _fn(mod, name)
         except Exception as e:
             missing.append(f"{name} ({type(e).__name__}: {e})")
     if missing:
@@ -565,7 +582,6 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     every = job_idx is None   # (no job list to send: the plan kernel takes job k)
     job_idx = None if every else np.asarray(job_idx, np.int64)
     m = batch.n if every else len(job_idx)
-    budget = default_gpu_mem() if gpu_mem is None else int(gpu_mem)
     s = batch.scoring
     q, e, q2, e2 = _swapped_gaps(s)
     mat = np.ascontiguousarray(s.mat, np.int8).reshape(-1)
@@ -576,34 +592,6 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         last_stats.clear()
         last_stats.update(stats, t_total=time.perf_counter() - t_start)
         return _result(m, None, coff, np.zeros(0, np.uint32))
-    nblk = _w1_blocks()
-    mod, shapes, reg_lg, _ = _module()
-    k_dp = {(nw, sm): mod.get_function(f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
-            for nw in (1, 4, 8, 16) for sm in (True, False)}
-    if nblk != W1_BLOCKS_PER_SM:
-        k_dp[(1, True)] = mod.get_function(f"ksw_extd2_dp_w1_smem_b{nblk}")
-    # the 8-warp team's jobs with rings of up to 2**10 slots on 7 warps (_mid7), and an 8th for their
-    # books (_books_warp): the kernel and its threads per block
-    k_w7, w7_threads = None, 0
-    if _mid_team() == 8 and _pairs():
-        k_dp[(8, True)] = mod.get_function("ksw_extd2_dp_w8p_smem")
-        if _mid7():
-            bw = _books_warp()
-            k_w7 = mod.get_function("ksw_extd2_dp_w7b_smem" if bw else "ksw_extd2_dp_w7p_smem")
-            w7_threads = 256 if bw else 224
-    smem_per_block = SMEM_PER_SM // nblk - 1024
-    # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
-    lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
-    k_plan, k_class, k_off = (mod.get_function(f"ksw_extd2_{x}") for x in ("plan", "class", "offsets"))
-    k_rpc, k_rpo = (mod.get_function(f"ksw_extd2_rp_{x}") for x in ("chunks", "order"))
-    k_fbn = mod.get_function("ksw_extd2_fb_passes")
-    rp_kc, mid8 = _rp_kc(), _mid8()
-    fb = _fb_on(q, e, q2, e2, mat)
-    # $GPUEXT_KSW_SERIAL=1: every class on the main stream, one after another, so that last_stats
-    # has each class's time alone (a diagnostic: the classes normally run side by side)
-    serial = os.environ.get("GPUEXT_KSW_SERIAL", "") == "1"
-    prio = os.environ.get("GPUEXT_KSW_PRIO", "1").strip() != "0"
-    k_pack = mod.get_function("ksw_extd2_pack")
     i32, i64 = np.int32, np.int64
     main, up = stream("main"), stream("upload")
     t0 = time.perf_counter()
@@ -625,6 +613,36 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         ev_up0 = up.record()
         d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
         mark("sequences enqueued")
+        # the kernels and knobs of this configuration, while the DMAs run
+        nblk = _w1_blocks()
+        mod, shapes, reg_lg, _ = _module()
+        k_dp = {(nw, sm): _fn(mod, f"ksw_extd2_dp_w{nw}_{'smem' if sm else 'gmem'}")
+                for nw in (1, 4, 8, 16) for sm in (True, False)}
+        if nblk != W1_BLOCKS_PER_SM:
+            k_dp[(1, True)] = _fn(mod, f"ksw_extd2_dp_w1_smem_b{nblk}")
+        # the 8-warp team's jobs with rings of up to 2**10 slots on 7 warps (_mid7), and an 8th for their
+        # books (_books_warp): the kernel and its threads per block
+        k_w7, w7_threads = None, 0
+        if _mid_team() == 8 and _pairs():
+            k_dp[(8, True)] = _fn(mod, "ksw_extd2_dp_w8p_smem")
+            if _mid7():
+                bw = _books_warp()
+                k_w7 = _fn(mod, "ksw_extd2_dp_w7b_smem" if bw else "ksw_extd2_dp_w7p_smem")
+                w7_threads = 256 if bw else 224
+        smem_per_block = SMEM_PER_SM // nblk - 1024
+        # one-warp jobs with smaller rings run in rings of 2**lfloor: 8 of those still fit in a block
+        lfloor = max([L for L in range(6, SMEM_MAX_LG + 1) if 8 * (RING_BYTES_PER_SLOT << L) <= smem_per_block] or [6])
+        k_plan, k_class, k_off, k_rpc, k_rpo, k_fbn, k_pack, k_bc, k_bs, k_bp = (
+            _fn(mod, f"ksw_extd2_{x}") for x in ("plan", "class", "offsets", "rp_chunks", "rp_order", "fb_passes",
+                                                 "pack", "bins_count", "bins_scan", "bins_place"))
+        rp_kc, mid8 = _rp_kc(), _mid8()
+        fb = _fb_on(q, e, q2, e2, mat)
+        # $GPUEXT_KSW_SERIAL=1: every class on the main stream, one after another, so that last_stats
+        # has each class's time alone (a diagnostic: the classes normally run side by side)
+        serial = os.environ.get("GPUEXT_KSW_SERIAL", "") == "1"
+        prio = os.environ.get("GPUEXT_KSW_PRIO", "1").strip() != "0"
+        # $GPUEXT_KSW_SORT=argsort: the launch order by CuPy's argsort (exact sizes; for A/B timing)
+        bins = os.environ.get("GPUEXT_KSW_SORT", "").strip() != "argsort"
         d_qseq, d_tseq = d_seq[soff[0]:], d_seq[soff[1]:]
         d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:2], ins[:2]))
         d_wb, d_zdb, d_ebb, d_flb = (d_in[o:o + a.nbytes].view(i32) for o, a in zip(ioff[2:6], ins[2:6]))
@@ -638,8 +656,10 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             # the planning's summary, read back at once: jobs per class, arena sizes (ksw_extd2_offsets);
             # then tot: live cells, live jobs, their device bytes, most passes (fbp), rp chunks; long
             # middle-team jobs per ring class
-            d_acc = cupy.zeros(SUM_TOT + TOT_MID8 + 10, np.uint64)
-            d_tot = d_acc[SUM_TOT:]
+            n_acc = SUM_TOT + TOT_MID8 + 10
+            b0 = (n_acc + 1) // 2 * 2   # the bins' counts after it, 16-byte aligned (the scan's loads)
+            d_acc = cupy.zeros(b0 + (KSW_NBINS // 2 if bins else 0), np.uint64)
+            d_tot = d_acc[SUM_TOT:n_acc]
             d_key = cupy.empty(m, i64)
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
@@ -661,21 +681,31 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 main.wait_event(ev_b)
             return ev_a, ev_b, key, n
 
+        budget = []   # the device memory budget (bytes), asked for by the first plan_chunk
+
         def plan_chunk(sub):
             """Launch order (class, then cells, largest first) and arena offsets of the jobs sub
             (all jobs when None; those that do not run come last), and the summary (d_acc): jobs
             per class, the 4 arena sizes, tot."""
             with main:
-                perm = cupy.argsort(d_key if sub is None else d_key[sub])
+                if sub is None and bins:   # (ksw_extd2_bins_*: the jobs by class, then size, in 3 launches)
+                    lst, d_bins = cupy.empty(m, i64), d_acc[b0:].view(np.uint32)
+                    k_bc(grid, (256,), (i32(m), d_key, d_bins))
+                    k_bs((1,), (BINS_THREADS,), (d_bins,))
+                    k_bp(grid, (256,), (i32(m), d_key, d_bins, lst))
+                else:
+                    perm = cupy.argsort(d_key if sub is None else d_key[sub])
+                    lst = perm if sub is None else sub[perm]
                 mark("argsort")
-                lst = perm if sub is None else sub[perm]
                 n = len(lst)
                 if sub is not None:   # (the first call's are zero)
                     d_acc[:SUM_TOT].fill(0)
                 lst32 = cupy.empty(n, i32)
                 k_off(((n + 255) // 256,), (256,), (i32(n), lst, d_sz, d64, d32, i32(m), lst32, d_acc))
                 mark("offsets")
-                h = cupy.asnumpy(d_acc, stream=main)
+                if not budget:   # (memGetInfo, a driver call, while the device plans)
+                    budget.append(default_gpu_mem() if gpu_mem is None else int(gpu_mem))
+                h = cupy.asnumpy(d_acc[:n_acc], stream=main)
                 mark("summary read back")
                 return lst32, h
 
@@ -688,7 +718,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         h_all = None
         chunk_out = []   # (ncig per job of the call, packed CIGARs in job order) per chunk
         if nlive:
-            if need_all <= budget:
+            if need_all <= budget[0]:
                 chunks = [None]
             else:   # chunks of the jobs in order of cells, largest first, that fit the budget
                 with main:
@@ -697,7 +727,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 chunks, pos = [], 0
                 while pos < nlive:
                     base = int(csum[pos - 1]) if pos else 0
-                    cnt = max(1, int(np.searchsorted(csum[pos:], base + budget, side="right")))
+                    cnt = max(1, int(np.searchsorted(csum[pos:], base + budget[0], side="right")))
                     chunks.append((pos, pos + cnt))
                     pos += cnt
             t_w = time.perf_counter()
@@ -717,10 +747,6 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 stats["chunks"] += 1
                 cnt = summ[:KSW_NCLS - 1].astype(np.int64)
                 sizes = [int(x) for x in summ[SUM_SIZES:SUM_TOT]]
-                for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbx", "fbb", "fbh", "fb2", "fbh2", "rp"):
-                    stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
-                for c in np.flatnonzero(cnt):
-                    stats["jobs_per_team_size"][_class_key(int(c))[0]] += int(cnt[c])
                 with main:
                     d_dir = cupy.empty(max(sizes[0], 16), np.uint8)
                     d_doff = cupy.empty(max(sizes[1], 1), np.uint32)
@@ -754,19 +780,19 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     nw, L = key[:2]
                     smem = L >= 0
                     if nw == "reg":   # a group of G lanes per job, the ring in registers
-                        fn = mod.get_function(_reg_kernel_name(*shapes[L], key[2]))
+                        fn = _fn(mod, _reg_kernel_name(*shapes[L], key[2]))
                         tpb, shm = REG_THREADS, 0
                         jobs_per_block = REG_THREADS // shapes[L][0]
                     elif nw in ("fbp", "fbx", "fbb"):   # a block (one warp) per pass of each job (fbx, fbb: and
                         # its books)
-                        fn = mod.get_function(f"ksw_extd2_dp_{nw}")
+                        fn = _fn(mod, f"ksw_extd2_dp_{nw}")
                         tpb, shm, jobs_per_block = 32, 0, 1
                     elif nw == "rp":   # a block (one warp) per chunk of each job
-                        fn = mod.get_function(f"ksw_extd2_dp_rp{L}")
+                        fn = _fn(mod, f"ksw_extd2_dp_rp{L}")
                         tpb, shm, jobs_per_block = 32, 0, 1
                     elif nw in FB_JOBS_PER_WARP:   # L = K columns per lane: a warp per job (fb), 16 lanes per
                         # job (fbh), and the same two jobs per lane in 16-bit halves (fb2, fbh2)
-                        fn = mod.get_function({"fb": f"ksw_extd2_dp_fb{L}", "fbh": "ksw_extd2_dp_fbh16",
+                        fn = _fn(mod, {"fb": f"ksw_extd2_dp_fb{L}", "fbh": "ksw_extd2_dp_fbh16",
                                                "fb2": f"ksw_extd2_dp_fb{L}x2", "fbh2": f"ksw_extd2_dp_fbh{L}x2"}[nw])
                         tpb, shm, jobs_per_block = FB_THREADS, 0, FB_THREADS // 32 * FB_JOBS_PER_WARP[nw]
                     else:
@@ -781,8 +807,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         else:
                             tpb, shm = 32 * GMEM_WARPS_PER_BLOCK, 0
                         jobs_per_block = 1 if nw > 1 else tpb // 32
-                    if shm > 48 * 1024:
-                        fn.max_dynamic_shared_size_bytes = shm
+                    if shm > 48 * 1024 and _big_smem.get(id(fn), 0) < shm:   # (a driver call: once per size)
+                        fn.max_dynamic_shared_size_bytes = _big_smem[id(fn)] = shm
                     d_sel = lst32[s0:s0 + n]
                     st = main if serial else stream(key, _launch_rank(key, warps.get(key))[0] if prio else 0)
                     st.wait_event(ev_in)
@@ -793,7 +819,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     with st:
                         ev_a = st.record() if serial else ev_in
                         if tracing:   # when the class's stream reaches its launch (about its first block's start)
-                            starts.append((key, st.record()))
+                            starts.append((key, st.record(), time.perf_counter()))
                         nblk = (n + jobs_per_block - 1) // jobs_per_block
                         if nw in ("fbp", "fbx", "fbb"):   # a block per pass, a job's passes one after another (the
                             # largest job's first: blocks start in index order, and on a crowded GPU a
@@ -806,10 +832,11 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                                 pend = d_qst   # (an int64 array for the parameter: dp_fbb does not read it)
                                 keep += [cupy.zeros(2 * n * (max_pass - 1) + n, i32), pend]
                             else:
-                                npass = cupy.empty(n, i64)   # (one launch where CuPy expressions took five)
-                                k_fbn(((n + 255) // 256,), (256,), (i32(n), d_sel, d_qlen, i32(nw == "fbx"), npass))
-                                pend = cupy.cumsum(npass)
-                                keep += [cupy.zeros(nblk * (1 + (nw == "fbx")), i32), pend]
+                                nprog = nblk * (1 + (nw == "fbx"))
+                                buf = cupy.empty(n + (nprog + 1) // 2, i64)   # pend, then prog (int32)
+                                pend, prog = buf[:n], buf[n:].view(i32)
+                                k_fbn((1,), (256,), (i32(n), d_sel, d_qlen, i32(nw == "fbx"), pend, prog, i64(nprog)))
+                                keep += [prog, pend]
                             args += (keep[-2], pend)
                         elif nw == "rp":   # a block per chunk, ordered by its first anti-diagonal (a
                             # chunk's producer, the chunk below, then comes first); progress counts and
@@ -837,6 +864,10 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 ev += [tail(*t) for t in tails]
                 t_launched = time.perf_counter()
                 mark("launched")
+                for nw in (1, _mid_team(), 16, "reg", "fb", "fbp", "fbx", "fbb", "fbh", "fb2", "fbh2", "rp"):
+                    stats.setdefault("jobs_per_team_size", {}).setdefault(nw, 0)
+                for k, c in present.items():
+                    stats["jobs_per_team_size"][k[0]] += int(cnt[c])
                 last = ci == len(chunks) - 1
                 with main:
                     ev_end = main.record()   # every class done (main waits for their end events)
@@ -873,9 +904,10 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     return k[0] if k[0] != "reg" else "reg%dx%d%s" % (*shapes[k[1]], "e" if k[2] else "a")
                 stats.setdefault("classes", []).extend(
                     (name(k), k[1], n, cupy.cuda.get_elapsed_time(a, b)) for a, b, k, n in ev)
-                if tracing:   # (GPUEXT_KSW_TRACE=1) per launch: its class and start, ms from the uploads
+                if tracing:   # (GPUEXT_KSW_TRACE=1) per launch: its class, its start on the device (ms from the
+                    # uploads) and on the host (ms from the "setup" mark, as the trace: when the launch was enqueued)
                     stats.setdefault("class_starts", []).extend(
-                        (name(k), k[1], cupy.cuda.get_elapsed_time(ev_in, e)) for k, e in starts)
+                        (name(k), k[1], cupy.cuda.get_elapsed_time(ev_in, e), (h - t0) * 1e3) for k, e, h in starts)
                 chunk_out.append((h_coff, h_out))
                 del d_dir, d_doff, d_cig, d_ring, d_out, keep
         else:

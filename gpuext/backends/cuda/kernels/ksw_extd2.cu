@@ -2097,14 +2097,33 @@ extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbx(KSW_FB_PARAMS,
 {
 	dp_fb<KSW_FBP_K, true, 32, true>(KSW_FB_ARGS, prog, pend, zdv);
 }
-// ksw_extd2_fb_passes: the blocks of each job of a pass-pipeline launch, the passes of dp_fb (W = 32
-// KSW_FBP_K columns each) and `extra` more (fbx: its books block); the launcher's running total is pend
+// ksw_extd2_fb_passes: one block of 256 threads sets up a pass-pipeline launch: pend, the running
+// total (inclusive) of its jobs' blocks, each job's passes of dp_fb (W = 32 KSW_FBP_K columns each)
+// and `extra` more (fbx: its books block); and prog[0 .. nprog) zeroed (the pipeline's progress counts
+// and stop flags). One launch where a CuPy cumsum and zeros took several, before the pipeline's own.
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_fb_passes(int n, const int* __restrict__ jlist,
 																	  const int* __restrict__ qlenv, int extra,
-																	  ki64* __restrict__ nblk)
+																	  ki64* __restrict__ pend, int* __restrict__ prog,
+																	  long long nprog)
 {
-	const int i = blockIdx.x * blockDim.x + threadIdx.x;
-	if (i < n) nblk[i] = fb_npass(qlenv[jlist[i]], 32 * KSW_FBP_K) + extra;
+	__shared__ ki64 part[256];
+	const int t = threadIdx.x;
+	ki64 base = 0;
+	for (int i0 = 0; i0 < n; i0 += 256) {
+		const int i = i0 + t;
+		part[t] = i < n ? fb_npass(qlenv[jlist[i]], 32 * KSW_FBP_K) + extra : 0;
+		__syncthreads();
+		for (int d = 1; d < 256; d <<= 1) {  // inclusive sum over the block
+			const ki64 y = t >= d ? part[t - d] : 0;
+			__syncthreads();
+			part[t] += y;
+			__syncthreads();
+		}
+		if (i < n) pend[i] = base + part[t];
+		base += part[255];
+		__syncthreads();
+	}
+	for (ki64 b = t; b < nprog; b += 256) prog[b] = 0;
 }
 // ---- band-limited exact jobs in the pass pipeline (ksw_extd2_dp_fbb) --------------------------------
 // ksw2 computes cell (i, j) (slot t = i, anti-diagonal r = i + j) exactly when st_a(r) <= i <= en_a(r),
@@ -2865,7 +2884,8 @@ __device__ __forceinline__ void pass_sizes(ki64* __restrict__ sz, int m, int k, 
 // GENERIC_SC and has w >= 32 takes ksw_extd2_dp_fbb (KSW_FBB_CLS; its arenas: dp_bx). With rp = KC > 0, an exact job (no APPROX_MAX) that would get a team takes the
 // ring pipeline instead (KSW_RP_CLS, ksw_extd2_dp_rp<KC>): its ring arena holds the chunks' handover
 // slots and records (dp_rp). KSW_NCLS - 1 for jobs that do not run. key: the class, then the band
-// cells, largest first.
+// cells, largest first (the middle team: its anti-diagonals, and bit 39 set for the long jobs that
+// the launcher gives 8 warps, so that a coarse order, ksw_extd2_bins_*, keeps them first too).
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* __restrict__ sz, int* __restrict__ o32,
 																  unsigned long long* __restrict__ tot,
 																  double big_share, int lfloor, int reg_lg, int fb,
@@ -2947,9 +2967,75 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 		// anti-diagonals is long enough to be the call's critical path (counted per class: the
 		// launcher gives those 8 warps, the rest 4)
 		c = o32[0 * m + k] + o32[1 * m + k] - 1;
-		if (mid8 > 0 && (double)c * mid8 > (double)tot[0]) atomicAdd(tot + KSW_TOT_MID8 + cls - 10, 1ULL);
+		if (mid8 > 0 && (double)c * mid8 > (double)tot[0]) {
+			atomicAdd(tot + KSW_TOT_MID8 + cls - 10, 1ULL);
+			c |= 1LL << 39;
+		}
 	}
 	key[k] = ((ki64)cls << 40) | (CM - c);
+}
+
+// ksw_extd2_bins_*: the launch order of a call's jobs without a sort (the launcher's, for a call
+// in one chunk). A job's bin is its class, then (the middle team) whether it is long, then its size
+// (key's low 39 bits) on a log scale of 8 steps an octave, largest first: count the bins, scan them
+// (one block), place each job at its bin's next slot. Within a bin the order is the atomics': any
+// order gives the same results (a job's results do not depend on where or when it runs); the order
+// only decides which jobs start first. (A thrust argsort took 0.2-0.4 ms and synchronised the host.)
+#define KSW_BIN_BITS 10
+#define KSW_NBINS (KSW_NCLS << KSW_BIN_BITS)
+#define KSW_BINS_THREADS 1024
+__device__ __forceinline__ unsigned ksw_bin(ki64 key)
+{
+	const ki64 CM = (1LL << 40) - 1, c = CM - (key & CM);
+	const unsigned long long s = (unsigned long long)(c & ((1LL << 39) - 1)) + 1;
+	const int lz = __clzll((long long)s);
+	const unsigned lv = (unsigned)(63 - lz) << 3 | (unsigned)((s << lz) >> 60 & 7);  // < 320
+	return (unsigned)(key >> 40) << KSW_BIN_BITS | ((c >> 39) & 1 ? 0u : 512u) | (511u - lv);
+}
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_bins_count(int m, const ki64* __restrict__ key,
+																	   unsigned* __restrict__ cnt)
+{
+	const int k = blockIdx.x * blockDim.x + threadIdx.x;
+	if (k < m) atomicAdd(cnt + ksw_bin(key[k]), 1u);
+}
+// one block of KSW_BINS_THREADS threads: the counts become each bin's first slot (exclusive sum);
+// a thread's bins in 16-byte loads, all in flight at once (the scan is one block's latency)
+extern "C" __global__ void __launch_bounds__(KSW_BINS_THREADS) ksw_extd2_bins_scan(unsigned* __restrict__ cnt)
+{
+	constexpr int PER = KSW_NBINS / KSW_BINS_THREADS / 4;  // uint4 per thread
+	__shared__ unsigned part[KSW_BINS_THREADS];
+	const int t = threadIdx.x;
+	uint4* mine = reinterpret_cast<uint4*>(cnt) + t * PER;
+	uint4 v[PER];
+	unsigned sum = 0;
+#pragma unroll
+	for (int i = 0; i < PER; ++i) v[i] = mine[i];
+#pragma unroll
+	for (int i = 0; i < PER; ++i) sum += v[i].x + v[i].y + v[i].z + v[i].w;
+	part[t] = sum;
+	__syncthreads();
+	for (int d = 1; d < KSW_BINS_THREADS; d <<= 1) {  // inclusive sum over the block
+		const unsigned y = t >= d ? part[t - d] : 0u;
+		__syncthreads();
+		part[t] += y;
+		__syncthreads();
+	}
+	unsigned run = part[t] - sum;
+#pragma unroll
+	for (int i = 0; i < PER; ++i) {
+		uint4 o;
+		o.x = run, run += v[i].x;
+		o.y = run, run += v[i].y;
+		o.z = run, run += v[i].z;
+		o.w = run, run += v[i].w;
+		mine[i] = o;
+	}
+}
+extern "C" __global__ void __launch_bounds__(256) ksw_extd2_bins_place(int m, const ki64* __restrict__ key,
+																	   unsigned* __restrict__ cur, ki64* __restrict__ lst)
+{
+	const int k = blockIdx.x * blockDim.x + threadIdx.x;
+	if (k < m) lst[atomicAdd(cur + ksw_bin(key[k]), 1u)] = k;
 }
 
 // ksw_extd2_offsets: the jobs lst[0..n) of a chunk, in launch order, get their arena offsets
