@@ -122,3 +122,45 @@ def test_cuda_backend_runs_extz2_jobs_on_the_gpu():
     got, fallback = CudaBackend(n_threads=2).run(b)
     assert fallback == {}
     assert not cpu.run(b, n_threads=2).diff(got)
+
+
+@pytest.mark.gpu
+def test_threads_with_pageable_inputs_match_ksw2():
+    """Calls from two threads at once, the jobs in ordinary (pageable) memory, as gpuext map -t2 makes
+    them, while a third thread keeps the copy engine busy (as other processes on the GPU do): every call's
+    results equal the stock code's. Until the copies and the DP launches were ordered by an event, a DP
+    stream could start before its inputs had arrived (cupy.asarray copies asynchronously on the current
+    stream, the legacy default one, which the non-blocking DP streams do not wait for): the likely cause
+    of an illegal address in two regression runs of -O4 -E2 -t2 with 4 test processes on the GPU. On the
+    H200 this test did not catch the old launcher in 6 runs: it guards the ordering, it does not prove
+    the cause."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cupy
+
+    from gpuext.backends import cpu
+    from gpuext.backends.cuda import ksw_extz2
+    from gpuext.backends.cuda.staging import stream
+
+    batches = [extz2_jobs(np.random.default_rng([SEED, 300 + i]), 60, max_len=4000, live=True) for i in range(4)]
+    refs = [cpu.run(b, n_threads=os.cpu_count() or 1) for b in batches]
+    stop = threading.Event()
+
+    def busy() -> None:   # 64 MiB from pageable memory, again and again, on a stream of its own
+        big = np.ones(64 << 20, np.uint8)
+        with stream("test-busy"):
+            while not stop.is_set():
+                cupy.asarray(big)
+
+    def calls(k: int) -> list[int]:
+        return [len(refs[(k + i) % 4].diff(ksw_extz2.run(batches[(k + i) % 4]))) for i in range(12)]
+
+    with ThreadPoolExecutor(3) as pool:
+        b = pool.submit(busy)
+        try:
+            diffs = [d for f in [pool.submit(calls, k) for k in range(2)] for d in f.result()]
+        finally:
+            stop.set()
+        b.result()
+    assert not any(diffs), f"seed {SEED}: differences per call {diffs}"

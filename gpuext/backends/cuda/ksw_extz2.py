@@ -89,38 +89,49 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
     mod = load_module("ksw_extz2.cu")
     k_dp, k_pack = mod.get_function("ksw_extz2_dp"), mod.get_function("ksw_extz2_pack")
     i32, i64 = np.int32, np.int64
-    d_q, d_t = cupy.asarray(batch.qseq), cupy.asarray(batch.tseq)
-    d_qoff, d_toff = cupy.asarray(np.asarray(batch.qoff, i64)), cupy.asarray(np.asarray(batch.toff, i64))
-    d_w, d_zd, d_eb, d_fl = (cupy.asarray(np.asarray(a, i32)) for a in (batch.w, batch.zdrop, batch.end_bonus,
-                                                                        batch.flag))
-    d_mat = cupy.asarray(mat)
+    # every copy to the device, the CIGAR packing and the read-backs on one stream of this thread (main);
+    # each DP launch on a stream of its own waits for main's copies by an event (the streams are
+    # non-blocking: a kernel on one of them does not wait for copies on any other stream, the legacy
+    # default one included)
+    main = stream("extz2")
+    with main:
+        d_q, d_t = cupy.asarray(batch.qseq), cupy.asarray(batch.tseq)
+        d_qoff, d_toff = cupy.asarray(np.asarray(batch.qoff, i64)), cupy.asarray(np.asarray(batch.toff, i64))
+        d_w, d_zd, d_eb, d_fl = (cupy.asarray(np.asarray(a, i32)) for a in (batch.w, batch.zdrop, batch.end_bonus,
+                                                                            batch.flag))
+        d_mat = cupy.asarray(mat)
     parts, blocks = [], {}   # blocks: jobs per block size
     chunks = _chunks(state + dirb + 4 * cig, budget)
     for a, b in chunks:
         n = b - a
         offs = [np.r_[0, np.cumsum(x[a:b])].astype(i64) for x in (state, dirb, cig)]
-        d_work = cupy.empty(max(int(offs[0][-1]), 16), np.uint8)
-        d_dir = cupy.empty(max(int(offs[1][-1]), 16), np.uint8)
-        d_cig = cupy.empty(max(int(offs[2][-1]), 1), np.uint32)
-        d_off = [cupy.asarray(o[:-1]) for o in offs]
-        d_res = cupy.empty(NFIELDS * n, i32)
+        with main:
+            d_work = cupy.empty(max(int(offs[0][-1]), 16), np.uint8)
+            d_dir = cupy.empty(max(int(offs[1][-1]), 16), np.uint8)
+            d_cig = cupy.empty(max(int(offs[2][-1]), 1), np.uint32)
+            d_off = [cupy.asarray(o[:-1]) for o in offs]
+            d_res = cupy.empty(NFIELDS * n, i32)
+            ev_in = main.record()
         nt = nthreads[a:b]
         for _, t in reversed(THREADS):   # a launch per block size, on streams of their own, the widest first
             jl = np.flatnonzero(nt == t).astype(i32)
             if len(jl):
                 blocks[t] = blocks.get(t, 0) + len(jl)
-                with stream(("extz2", t)):
+                st = stream(("extz2", t))
+                with st:
+                    st.wait_event(ev_in)
                     k_dp((len(jl),), (int(t),), (cupy.asarray(jl), i32(a), i32(n), d_q, d_qoff, d_t, d_toff, d_w,
                                                  d_zd, d_eb, d_fl, d_mat, i32(s.q), i32(s.e), d_off[0], d_work,
                                                  d_off[1], d_dir, d_off[2], d_cig, d_res))
         for _, t in THREADS:
-            stream(("extz2", t)).synchronize()
+            main.wait_event(stream(("extz2", t)).record())
         grid = ((n + WARPS - 1) // WARPS,)
-        h = cupy.asnumpy(d_res).reshape(NFIELDS, n)
-        coff = np.r_[0, np.cumsum(h[10])].astype(i64)
-        d_out = cupy.empty(max(int(coff[-1]), 1), np.uint32)
-        k_pack(grid, (32 * WARPS,), (i32(n), d_off[2], d_cig, d_res, cupy.asarray(coff[:-1]), d_out))
-        cigar = cupy.asnumpy(d_out)[:int(coff[-1])]
+        with main:
+            h = cupy.asnumpy(d_res, stream=main).reshape(NFIELDS, n)
+            coff = np.r_[0, np.cumsum(h[10])].astype(i64)
+            d_out = cupy.empty(max(int(coff[-1]), 1), np.uint32)
+            k_pack(grid, (32 * WARPS,), (i32(n), d_off[2], d_cig, d_res, cupy.asarray(coff[:-1]), d_out))
+            cigar = cupy.asnumpy(d_out, stream=main)[:int(coff[-1])]
         fields = {name: h[i].astype(np.int8 if i >= 8 else i32) for i, name in enumerate(RESULT_FIELDS)}
         parts.append((np.arange(a, b), ResultBatch(coff=coff, cigar=cigar, **fields)))
         del d_work, d_dir, d_cig
