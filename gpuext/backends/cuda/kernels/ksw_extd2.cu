@@ -2961,8 +2961,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 		else cls = (team == 16 ? 0 : team == 4 ? 10 : 20) + (smem ? KSW_SMEM_MAX_LG - L : 9);
 	}
 	o32[8 * m + k] = cls;
-	const ki64 CM = (1LL << 40) - 1;
-	ki64 c = cells < 0 ? 0 : cells > CM ? CM : cells;
+	const ki64 CM = (1LL << 40) - 1, C39 = (1LL << 39) - 1;  // (bit 39: the middle team's long jobs)
+	ki64 c = cells < 0 ? 0 : cells > C39 ? C39 : cells;
 	if (cls >= 10 && cls < 20) {  // the middle team, longest first: a job of more than tot[0] / mid8
 		// anti-diagonals is long enough to be the call's critical path (counted per class: the
 		// launcher gives those 8 warps, the rest 4)
@@ -2999,19 +2999,20 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_bins_count(int m, co
 	if (k < m) atomicAdd(cnt + ksw_bin(key[k]), 1u);
 }
 // one block of KSW_BINS_THREADS threads: the counts become each bin's first slot (exclusive sum);
-// a thread's bins in 16-byte loads, all in flight at once (the scan is one block's latency)
+// a thread's bins in 16-byte loads, all in flight at once (the scan is one block's latency), read again
+// for the write-back (from L1: keeping them would spill under the 64 registers of 1024 threads)
 extern "C" __global__ void __launch_bounds__(KSW_BINS_THREADS) ksw_extd2_bins_scan(unsigned* __restrict__ cnt)
 {
 	constexpr int PER = KSW_NBINS / KSW_BINS_THREADS / 4;  // uint4 per thread
 	__shared__ unsigned part[KSW_BINS_THREADS];
 	const int t = threadIdx.x;
 	uint4* mine = reinterpret_cast<uint4*>(cnt) + t * PER;
-	uint4 v[PER];
 	unsigned sum = 0;
 #pragma unroll
-	for (int i = 0; i < PER; ++i) v[i] = mine[i];
-#pragma unroll
-	for (int i = 0; i < PER; ++i) sum += v[i].x + v[i].y + v[i].z + v[i].w;
+	for (int i = 0; i < PER; ++i) {
+		const uint4 v = __ldcg(mine + i);  // (an L2 load: the write-back's loads are not merged with these)
+		sum += v.x + v.y + v.z + v.w;
+	}
 	part[t] = sum;
 	__syncthreads();
 	for (int d = 1; d < KSW_BINS_THREADS; d <<= 1) {  // inclusive sum over the block
@@ -3023,11 +3024,12 @@ extern "C" __global__ void __launch_bounds__(KSW_BINS_THREADS) ksw_extd2_bins_sc
 	unsigned run = part[t] - sum;
 #pragma unroll
 	for (int i = 0; i < PER; ++i) {
+		const uint4 v = mine[i];
 		uint4 o;
-		o.x = run, run += v[i].x;
-		o.y = run, run += v[i].y;
-		o.z = run, run += v[i].z;
-		o.w = run, run += v[i].w;
+		o.x = run, run += v.x;
+		o.y = run, run += v.y;
+		o.z = run, run += v.z;
+		o.w = run, run += v.w;
 		mine[i] = o;
 	}
 }
