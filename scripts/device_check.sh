@@ -2,7 +2,7 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|build]  (two calls fit the 10-minute limit better;
+#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|abrev|build]  (two calls fit the 10-minute limit better;
 #   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
 #   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
@@ -76,6 +76,31 @@ bench_ab() {
   for sp in "${specs[@]}"; do bench_extd2 $sp; done
 }
 
+# A/B of the working tree against the files in $AB_BASE (default .carry/ab/base, from scripts/ab_snapshot.sh
+# REV): per job set (E. coli, the 10k set), $AB_ROUNDS rounds (default 3) of scripts/time_extd2.py in separate
+# processes, base (A) then working tree (B); the working tree's files are put back at the end
+bench_abrev() {
+  local base=${AB_BASE:-.carry/ab/base} mine=$T/ab_mine f
+  [ -d "$base" ] || { echo "no $base: run scripts/ab_snapshot.sh REV first"; return 1; }
+  mapfile -t files < <(cd "$base" && find . -type f ! -name REV | sed 's|^\./||')
+  for f in "${files[@]}"; do mkdir -p "$mine/$(dirname "$f")"; cp "$f" "$mine/$f"; done
+  use() { for f in "${files[@]}"; do cp "$1/$f" "$f"; done; }
+  big_ont
+  echo "== A/B: $(cat "$base/REV" 2>/dev/null) (A) against the working tree (B): ${files[*]}"
+  for row in "ecoli_ont:$ONT" "big_ont:$T/big_ont.fq.gz"; do
+    name=${row%%:*}; reads=${row#*:}
+    [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
+    for r in $(seq "${AB_ROUNDS:-3}"); do
+      for arm in A B; do
+        if [ $arm = A ]; then use "$base"; else use "$mine"; fi
+        l=$(timeout 120 python3 scripts/time_extd2.py "$T/$name.npz" --runs "${AB_RUNS:-40}" --tag "$name $arm$r" 2>&1 | tail -1)
+        echo "$l"; table+=("$l")
+      done
+    done
+  done
+  use "$mine"
+}
+
 # end to end: stock minimap2 against gpuext map --backend cuda, same flags, output compared
 e2e() {
   big_ont
@@ -128,6 +153,7 @@ case $PHASE in
     table+=("GPU tests (ksw_extd2): $(tail -1 "$OUT/kernel_tests_extd2.log")")
     bench_ab ;;
   ab) bench_ab ;;   # only the A/B benchmarks of ksw_extd2, e.g. EXTD2_AB="GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
+  abrev) bench_abrev ;;   # the working tree's launcher against a revision's (scripts/ab_snapshot.sh REV first)
   extz2)   # minimap2's ksw_extz2 (one gap cost): its GPU tests, the regression table with --backend cuda,
            # its benchmark on E. coli's jobs recorded with -O4 -E2, and gpuext map -O4 -E2 end to end
     timeout 240 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extz2.py 2>&1 \

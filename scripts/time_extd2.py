@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Time gpuext's ksw_extd2 launcher (`ksw_extd2.run`) on recorded jobs: the job arrays in page-locked memory
+(as gpuext map's engine and bench_ksw_extd2.py hand them over), two untimed calls, then --runs timed calls;
+prints one line: min, median and mean ms, and the medians of the middle team's and the pass pipeline's end
+(ms after the uploads). No CPU reference: for A/B timing of launcher versions in separate processes of one
+device call (device_check.sh abrev), where bench_ksw_extd2.py's 3-decimal seconds are too coarse.
+
+    python3 scripts/time_extd2.py jobs.npz --runs 40 --tag B1
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+
+import numpy as np
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("jobs", help="recorded JobBatch arrays (.npz, gpuext map --dump-jobs)")
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--tag", default="", help="a label printed first")
+    a = ap.parse_args()
+
+    import cupy
+
+    from bench_ksw_extd2 import load_jobs
+    from gpuext.backends.cuda import ksw_extd2
+    from gpuext.backends.cuda.staging import pooled_pinned
+
+    batch = load_jobs(a.jobs)
+    for name in (f.name for f in dataclasses.fields(batch) if f.name != "scoring"):
+        v = getattr(batch, name)
+        h = pooled_pinned(len(v), v.dtype)
+        h[:] = v
+        setattr(batch, name, h)
+    ksw_extd2.run(batch)
+    ksw_extd2.run(batch)
+    ms, team, pipe = [], [], []
+    for _ in range(max(1, a.runs)):
+        cupy.cuda.Device().synchronize()
+        t = time.perf_counter()
+        ksw_extd2.run(batch)
+        ms.append((time.perf_counter() - t) * 1e3)
+        ends = {(str(c[0]), c[1]): c[3] for c in ksw_extd2.last_stats.get("classes", [])}
+        team.append(max([v for (k, _), v in ends.items() if k == "8"] or [np.nan]))
+        pipe.append(max([v for (k, _), v in ends.items() if k in ("fbp", "fbx")] or [np.nan]))
+    ms = np.array(ms)
+
+    def med(x) -> str:   # (a class the call did not have: "-")
+        x = np.array(x)
+        return f"{np.median(x[~np.isnan(x)]):.2f}" if (~np.isnan(x)).any() else "-"
+
+    print(f"{a.tag}: min {ms.min():.2f} ms, median {np.median(ms):.2f}, mean {ms.mean():.2f} ({len(ms)} runs); "
+          f"ends, median: middle team {med(team)}, pass pipeline {med(pipe)} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    sys.exit(main())
