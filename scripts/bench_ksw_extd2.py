@@ -92,6 +92,18 @@ def _batch(qs, ts, W, Z, E, F, scoring) -> JobBatch:
     return JobBatch.of(scoring, qs, ts, KERNEL_EXTD2, W, Z, E, F)
 
 
+def lock_jobs(batch: JobBatch) -> None:
+    """Every array of the batch moved into page-locked memory, where gpuext map's engine exports its jobs
+    for the CUDA backend (CudaBackend.host_alloc): the launchers send them without a staging copy."""
+    from gpuext.backends.cuda.staging import pooled_pinned
+
+    for name in (f.name for f in dataclasses.fields(batch) if f.name != "scoring"):
+        v = getattr(batch, name)
+        h = pooled_pinned(len(v), v.dtype)
+        h[:] = v
+        setattr(batch, name, h)
+
+
 def load_jobs(path: str) -> JobBatch:
     z = np.load(path)
     sc = Scoring(z["mat"].astype(np.int8), int(z["q"]), int(z["e"]), int(z["q2"]), int(z["e2"]))
@@ -163,13 +175,7 @@ def main() -> int:
     print(f"jobs: {batch.n}, band cells: {cells.sum() / 1e9:.2f} G ({time.perf_counter() - t:.1f} s to make), "
           f"job arrays {a.upload}")
     if a.upload == "locked":   # where gpuext map's engine exports them (CudaBackend.host_alloc)
-        from gpuext.backends.cuda.staging import pooled_pinned
-
-        for name in (f.name for f in dataclasses.fields(batch) if f.name != "scoring"):   # the arrays
-            v = getattr(batch, name)
-            h = pooled_pinned(len(v), v.dtype)
-            h[:] = v
-            setattr(batch, name, h)
+        lock_jobs(batch)
     gm = None if a.gpu_mem is None else int(a.gpu_mem)
     reasons = kern.supports(batch, gpu_mem=gm)
     take = np.flatnonzero(reasons == 0)

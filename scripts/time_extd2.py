@@ -10,7 +10,6 @@ device call (device_check.sh abrev), where bench_ksw_extd2.py's 3-decimal second
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 
@@ -26,16 +25,11 @@ def main() -> int:
 
     import cupy
 
-    from bench_ksw_extd2 import load_jobs
+    from bench_ksw_extd2 import load_jobs, lock_jobs
     from gpuext.backends.cuda import ksw_extd2
-    from gpuext.backends.cuda.staging import pooled_pinned
 
     batch = load_jobs(a.jobs)
-    for name in (f.name for f in dataclasses.fields(batch) if f.name != "scoring"):
-        v = getattr(batch, name)
-        h = pooled_pinned(len(v), v.dtype)
-        h[:] = v
-        setattr(batch, name, h)
+    lock_jobs(batch)
     ksw_extd2.run(batch)
     ksw_extd2.run(batch)
     ms, team, pipe = [], [], []

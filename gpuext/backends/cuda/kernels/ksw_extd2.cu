@@ -2097,6 +2097,18 @@ extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbx(KSW_FB_PARAMS,
 {
 	dp_fb<KSW_FBP_K, true, 32, true>(KSW_FB_ARGS, prog, pend, zdv);
 }
+// part[t] of the NT threads of a block (thread t its own entry) becomes the inclusive sum of part[0 .. t]
+// (Hillis-Steele in shared memory); every thread must call it, and part[] is read only after it returns
+template <int NT, class T> __device__ __forceinline__ void block_inclusive_sum(T* part, int t)
+{
+	__syncthreads();
+	for (int d = 1; d < NT; d <<= 1) {
+		const T y = t >= d ? part[t - d] : T(0);
+		__syncthreads();
+		part[t] += y;
+		__syncthreads();
+	}
+}
 // ksw_extd2_fb_passes: one block of 256 threads sets up a pass-pipeline launch: pend, the running
 // total (inclusive) of its jobs' blocks, each job's passes of dp_fb (W = 32 KSW_FBP_K columns each)
 // and `extra` more (fbx: its books block); and prog[0 .. nprog) zeroed (the pipeline's progress counts
@@ -2112,13 +2124,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_fb_passes(int n, con
 	for (int i0 = 0; i0 < n; i0 += 256) {
 		const int i = i0 + t;
 		part[t] = i < n ? fb_npass(qlenv[jlist[i]], 32 * KSW_FBP_K) + extra : 0;
-		__syncthreads();
-		for (int d = 1; d < 256; d <<= 1) {  // inclusive sum over the block
-			const ki64 y = t >= d ? part[t - d] : 0;
-			__syncthreads();
-			part[t] += y;
-			__syncthreads();
-		}
+		block_inclusive_sum<256>(part, t);
 		if (i < n) pend[i] = base + part[t];
 		base += part[255];
 		__syncthreads();
@@ -3014,13 +3020,7 @@ extern "C" __global__ void __launch_bounds__(KSW_BINS_THREADS) ksw_extd2_bins_sc
 		sum += v.x + v.y + v.z + v.w;
 	}
 	part[t] = sum;
-	__syncthreads();
-	for (int d = 1; d < KSW_BINS_THREADS; d <<= 1) {  // inclusive sum over the block
-		const unsigned y = t >= d ? part[t - d] : 0u;
-		__syncthreads();
-		part[t] += y;
-		__syncthreads();
-	}
+	block_inclusive_sum<KSW_BINS_THREADS>(part, t);
 	unsigned run = part[t] - sum;
 #pragma unroll
 	for (int i = 0; i < PER; ++i) {
