@@ -2,7 +2,8 @@
 """Time gpuext's ksw_extd2 launcher (`ksw_extd2.run`) on recorded jobs: the job arrays in page-locked memory
 (as gpuext map's engine and bench_ksw_extd2.py hand them over), two untimed calls, then --runs timed calls;
 prints one line: min, median and mean ms, and the medians of the middle team's and the pass pipeline's end
-(ms after the uploads). No CPU reference: for A/B timing of launcher versions in separate processes of one
+(ms after the uploads); --classes adds every launch class's end, --check a comparison with the stock code. No CPU
+reference in the timing: for A/B timing of launcher versions in separate processes of one
 device call (device_check.sh abrev), where bench_ksw_extd2.py's 3-decimal seconds are too coarse.
 
     python3 scripts/time_extd2.py jobs.npz --runs 40 --tag B1
@@ -10,6 +11,7 @@ device call (device_check.sh abrev), where bench_ksw_extd2.py's 3-decimal second
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -21,6 +23,8 @@ def main() -> int:
     ap.add_argument("jobs", help="recorded JobBatch arrays (.npz, gpuext map --dump-jobs)")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--tag", default="", help="a label printed first")
+    ap.add_argument("--classes", action="store_true", help="print the last run's launch classes, by their end")
+    ap.add_argument("--check", action="store_true", help="compare the last run with the stock code (cpu backend)")
     a = ap.parse_args()
 
     import cupy
@@ -49,6 +53,14 @@ def main() -> int:
 
     print(f"{a.tag}: min {ms.min():.2f} ms, median {np.median(ms):.2f}, mean {ms.mean():.2f} ({len(ms)} runs); "
           f"ends, median: middle team {med(team)}, pass pipeline {med(pipe)} ms")
+    if a.classes:
+        for c in sorted(ksw_extd2.last_stats.get("classes", []), key=lambda c: c[3]):
+            print(f"  class {c[0]} {c[1]}: {c[2]} jobs, ends {c[3]:.2f} ms")
+    if a.check:
+        from gpuext.backends import cpu
+        d = cpu.run(batch, n_threads=os.cpu_count() or 1).diff(ksw_extd2.run(batch))
+        print(f"{a.tag}: differences GPU vs CPU: {len(d)}" + (f" (first: {d[:5]})" if d else ""))
+        return 1 if d else 0
     return 0
 
 
