@@ -2,17 +2,18 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|abrev|build]  (two calls fit the 10-minute limit better;
+#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|abrev|abknob|build]  (two calls fit the 10-minute limit better;
 #   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
 #   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
 # ../shared/tools/device-carry.sh, and datacache/ = data/cache/{src,sets} (scripts/fetch_data.py get --all).
+# $DEVICE_TMP: the work folder (job dumps, simulated reads), kept for a second run in the same call (default a new one).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PHASE=${1:-all}
 export PYTHONUNBUFFERED=1 GPUEXT_NO_DOWNLOAD=1 GPUEXT_DATA_CACHE=$PWD/.carry/datacache
 export GPUEXT_MAPPY_SDIST=.carry/mappy-2.31.tar.gz GPUEXT_PYBWA_SDIST=.carry/pybwa-2.3.2.tar.gz
-OUT=${OUT:-/tmp/gpuext-device}; mkdir -p "$OUT"; T=$(mktemp -d); NT=$(nproc)
+OUT=${OUT:-/tmp/gpuext-device}; mkdir -p "$OUT"; T=${DEVICE_TMP:-$(mktemp -d)}; mkdir -p "$T"; NT=$(nproc)
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .carry/*.whl && export PYTHONPATH=/tmp/site
 table=()
 python3 -m pip install -q --no-build-isolation --no-deps -e . >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
@@ -101,6 +102,29 @@ bench_abrev() {
   use "$mine"
 }
 
+# A/B of a launcher knob by scripts/time_extd2.py (finer than bench_ksw_extd2.py's seconds): AB_KNOB="VAR v1 v2 ..."
+# (a value "default" leaves VAR empty), per job set ($AB_SETS, default "ecoli_ont big_ont") $AB_ROUNDS rounds (default 3)
+# of every value in separate processes, alternating; the last round's default also checked against the stock code
+bench_abknob() {
+  local spec=(${AB_KNOB:-GPUEXT_KSW_WAVES 1 default}) name reads v r l
+  local var=${spec[0]}
+  big_ont
+  echo "== A/B of $var by time_extd2.py: ${spec[*]:1}"
+  for name in ${AB_SETS:-ecoli_ont big_ont}; do
+    if [ "$name" = ecoli_ont ]; then reads=$ONT; else reads=$T/big_ont.fq.gz; fi
+    [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
+    for r in $(seq "${AB_ROUNDS:-3}"); do
+      for v in "${spec[@]:1}"; do
+        local chk=()
+        [ "$v" = default ] && v="" && [ "$r" = "${AB_ROUNDS:-3}" ] && chk=(--check)
+        l=$(env "$var=$v" timeout 120 python3 scripts/time_extd2.py "$T/$name.npz" --runs "${AB_RUNS:-30}" "${chk[@]}" \
+            --tag "$name $var=${v:-default} r$r" 2>&1 | tail -$(( ${#chk[@]} + 1 )) | tr '\n' ' ')
+        echo "$l"; table+=("$l")
+      done
+    done
+  done
+}
+
 # end to end: stock minimap2 against gpuext map --backend cuda, same flags, output compared
 e2e() {
   big_ont
@@ -153,7 +177,8 @@ case $PHASE in
     table+=("GPU tests (ksw_extd2): $(tail -1 "$OUT/kernel_tests_extd2.log")")
     bench_ab ;;
   ab) bench_ab ;;   # only the A/B benchmarks of ksw_extd2, e.g. EXTD2_AB="GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
-  abrev) bench_abrev ;;   # the working tree's launcher against a revision's (scripts/ab_snapshot.sh REV first)
+  abrev) bench_abrev ;;
+  abknob) bench_abknob ;;   # a launcher knob's values by time_extd2.py: AB_KNOB="VAR v1 v2 ..." (default upload waves off / on)   # the working tree's launcher against a revision's (scripts/ab_snapshot.sh REV first)
   extz2)   # minimap2's ksw_extz2 (one gap cost): its GPU tests, the regression table with --backend cuda,
            # its benchmark on E. coli's jobs recorded with -O4 -E2, and gpuext map -O4 -E2 end to end
     timeout 240 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extz2.py 2>&1 \

@@ -52,7 +52,8 @@ def main() -> int:
         return f"{np.median(x[~np.isnan(x)]):.2f}" if (~np.isnan(x)).any() else "-"
 
     print(f"{a.tag}: min {ms.min():.2f} ms, median {np.median(ms):.2f}, mean {ms.mean():.2f} ({len(ms)} runs); "
-          f"ends, median: middle team {med(team)}, pass pipeline {med(pipe)} ms")
+          f"ends, median: middle team {med(team)}, pass pipeline {med(pipe)} ms; "
+          f"upload waves {ksw_extd2.last_stats.get('waves', 1)}")
     if a.classes:
         for c in sorted(ksw_extd2.last_stats.get("classes", []), key=lambda c: c[3]):
             print(f"  class {c[0]} {c[1]}: {c[2]} jobs, ends {c[3]:.2f} ms")

@@ -1,9 +1,10 @@
 """Runs the launcher's launch-order kernels (ksw_extd2_bins_count, _scan, _place of
 gpuext/backends/cuda/kernels/ksw_extd2.cu) on the CPU emulator over random sort keys laid out as
 ksw_extd2_class writes them (class << 40 | (2**40 - 1 - size), the middle team's long jobs with bit 39
-of the size set), and checks the order they give against the order an exact sort gives: a permutation;
-classes in order; in a class of the middle team, the long jobs first; and sizes never more than an
-eighth of an octave out of order. Prints what it found and exits 1 on any fault.
+of the size set, the upload wave above a size of 36 bits in the classes that run by waves), and checks
+the order they give against the order an exact sort gives: a permutation; classes in order; in a class
+of the middle team, the long jobs first; in a class that runs by waves, the first wave first; and sizes
+(below 2**32 in those classes) never more than an eighth of an octave out of order. Prints what it found and exits 1 on any fault.
 
     PYTHONPATH=tests/emu/fakecupy:. python3 -m tests.emu.run_bins --jobs 5000 --seed 3
 
@@ -19,7 +20,10 @@ import numpy as np
 
 def keys(rng, m: int) -> np.ndarray:
     """m keys: classes 0..63 (63: jobs that do not run), sizes log-uniform over 1 .. 2**39 - 1 with
-    runs of equal sizes, the long flag on a share of the middle team's (classes 10..19)."""
+    runs of equal sizes, the long flag on a share of the middle team's (classes 10..19), and in the
+    classes that run by upload waves a random wave and the size capped at 36 bits."""
+    from gpuext.backends.cuda import ksw_extd2 as k
+
     cls = rng.integers(0, 64, m).astype(np.int64)
     size = np.exp2(rng.uniform(0, 39, m)).astype(np.int64).clip(0, (1 << 39) - 1)
     size[rng.random(m) < 0.2] = rng.integers(0, 3000, 1)[0]   # a run of equal sizes
@@ -27,6 +31,9 @@ def keys(rng, m: int) -> np.ndarray:
     mid = (cls >= 10) & (cls < 20)
     long_ = mid & (rng.random(m) < 0.3)
     c = size | np.where(long_, 1 << 39, 0)
+    wv = np.array([k._wave_class(int(x)) for x in cls])
+    wave = rng.integers(0, k.MAX_WAVES, m)
+    c = np.where(wv, ((k.MAX_WAVES - 1 - wave) << 36) | np.minimum(size, (1 << 36) - 1), c)
     return (cls << 40) | (((1 << 40) - 1) - c)
 
 
@@ -56,8 +63,10 @@ def main() -> int:
         ks = key[lst]
         cls = ks >> 40
         c = ((1 << 40) - 1) - (ks & ((1 << 40) - 1))
-        group = cls * 2 + ((c >> 39) == 0)   # class, then the long jobs first
-        size = (c & ((1 << 39) - 1)) + 1
+        wv = np.array([k._wave_class(int(x)) for x in cls])
+        # class, then the long jobs first, or the first wave first
+        group = cls * 8 + np.where(wv, k.MAX_WAVES - 1 - (c >> 36 & 3), (c >> 39) == 0)
+        size = np.where(wv, np.minimum(c & ((1 << 36) - 1), 1 << 32), c & ((1 << 39) - 1)) + 1
         if np.any(np.diff(group) < 0):
             faults.append("classes (or a middle-team class's long jobs) out of order")
         same = np.diff(group) == 0
@@ -66,8 +75,11 @@ def main() -> int:
             i = int(np.flatnonzero(late)[0])
             faults.append(f"sizes out of order: {size[i]} before {size[i + 1]} (position {i})")
         exact = np.argsort(key, kind="stable")
+        ke = key[exact]
+        ce = ((1 << 40) - 1) - (ke & ((1 << 40) - 1))
+        we = np.array([k._wave_class(int(x)) for x in ke >> 40])
         if not np.array_equal(np.sort(group), group) or not np.array_equal(
-                (key[exact] >> 40) * 2 + ((((1 << 40) - 1 - (key[exact] & ((1 << 40) - 1))) >> 39) == 0), group):
+                (ke >> 40) * 8 + np.where(we, k.MAX_WAVES - 1 - (ce >> 36 & 3), (ce >> 39) == 0), group):
             faults.append("the class sequence differs from an exact sort's")
     print(f"{a.jobs} keys (seed {a.seed}): " + ("; ".join(faults) if faults else "order ok"))
     return 1 if faults else 0

@@ -192,6 +192,9 @@ def main() -> int:
                     help="every job exact (flags 0, EXTZ_ONLY, REV_CIGAR) with a band covering the matrix, and as many "
                          "low-complexity ones (repeat_jobs) and ones with a small Z-drop (zdrop_jobs)")
     ap.add_argument("--expect", default="", help="comma-separated DP kernels (w1_smem, reg8x2_e, ...) that must run")
+    ap.add_argument("--pinned", action="store_true",
+                    help="the sequences in page-locked memory (pooled_pinned), as the engine exports them")
+    ap.add_argument("--waves", type=int, default=0, help="upload waves the calls must have taken (0: not checked)")
     a = ap.parse_args()
 
     import cupy
@@ -235,6 +238,14 @@ def main() -> int:
             need = gpu._job_bytes(b.qlen(), b.tlen(), dir_ub, lg, np.zeros(b.n, bool))
             # the largest job's bound (ksw2's allocation): every job fits, the call is cut in many chunks
             runs = [(idx, int(need.max())), (idx, None)]
+        if a.pinned:   # (upload waves need both sequence arrays there)
+            from gpuext.backends.cuda.staging import pooled_pinned
+
+            for f in ("qseq", "tseq"):
+                v = np.asarray(getattr(b, f))
+                h = pooled_pinned(len(v), v.dtype)
+                h[:] = v
+                setattr(b, f, h)
         assert (gpu.supports(b) == 0).all()
         want = cpu.run(b, n_threads=2)
         for idx, budget in runs:
@@ -248,6 +259,8 @@ def main() -> int:
             seen.update(dp)
             print(f"{preset}: {len(idx)} jobs ({int(b.cells()[idx].sum())} cells), {st['chunks']} chunks, "
                   f"{time.perf_counter() - t:.1f} s, DP launches {dp}: {len(d)} differences")
+            if a.waves and st.get("waves") != a.waves:
+                problems.append(f"{preset}: {st.get('waves')} upload waves, expected {a.waves}")
             if d:
                 problems.append(f"{preset}: {len(d)} differences\n" + describe_diff(b.subset(idx), want.take(idx), got))
             if (st["chunks"] <= 3) if budget else (st["chunks"] != 1):   # the GPU test's expectations

@@ -291,6 +291,34 @@ def test_launch_order_starts_few_warp_classes_early():
     assert _launch_rank(small_reg, warps[small_reg])[0] > _launch_rank(("fbh", 16), many[("fbh", 16)])[0]
 
 
+def test_upload_waves_slice_the_jobs_by_bytes(monkeypatch):
+    """Upload waves: only the throughput classes run by waves (not the teams or the pipelines), the kernel's
+    wave count is the launcher's MAX_WAVES, and _wave_bounds cuts a page-locked call into WAVES slices of about
+    equal query bytes (none for a small call, for staged sequences, or with GPUEXT_KSW_WAVES=1)."""
+    import re
+
+    from gpuext.backends.cuda import ksw_extd2 as k
+    from gpuext.backends.cuda.loader import kernel_source
+
+    src = kernel_source("ksw_extd2.cu", {})
+    assert int(re.search(r"#define KSW_WAVES (\d+)", src).group(1)) == k.MAX_WAVES >= k.WAVES
+    kinds = {k._class_key(c)[0] for c in range(k.KSW_NCLS - 1) if k._wave_class(c)}
+    assert kinds == {1, "reg", "fb", "fbh", "fb2", "fbh2"}
+    rng = np.random.default_rng([SEED, 3])
+    b = random_jobs(rng, "map-ont", 400, max_len=2000)
+    assert len(k._wave_bounds(b)) == 0   # staged (not page-locked)
+    monkeypatch.setattr("gpuext.backends.cuda.staging.is_pinned", lambda a: True)
+    assert len(k._wave_bounds(b)) == 0   # under WAVE_BYTES
+    nbytes = len(b.qseq) + len(b.tseq)
+    monkeypatch.setenv("GPUEXT_KSW_WAVE_BYTES", str(nbytes // 10))
+    wb = k._wave_bounds(b)
+    assert len(wb) == k.WAVES - 1 and np.all(np.diff(wb) > 0) and 0 < wb[0] and wb[-1] < b.n
+    qb = np.diff(np.concatenate([[0], b.qoff[wb], [b.qoff[-1]]]))
+    assert qb.max() - qb.min() <= 2 * int(b.qlen().max()) + 2   # about equal query bytes
+    monkeypatch.setenv("GPUEXT_KSW_WAVES", "1")
+    assert len(k._wave_bounds(b)) == 0
+
+
 @pytest.mark.gpu
 def test_supports_rejects_other_kernels_and_oversized_jobs(monkeypatch):
     from gpuext.backends.cuda import ksw_extd2
@@ -342,6 +370,38 @@ def test_ring_pipeline_matches_ksw2(kc, preset, transition, monkeypatch):
     d = ref.diff(got)
     assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(batch, ref, got)
     assert ksw_extd2.last_stats["jobs_per_team_size"]["rp"] > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("preset", ["map-ont", "map-hifi"])
+def test_upload_waves_match_ksw2(preset, monkeypatch):
+    """Sequences in page-locked memory go up in upload waves (ksw_extd2.WAVES slices of consecutive jobs),
+    and the throughput classes' jobs of each slice start as soon as it is up, while later slices are still
+    being copied: every field and CIGAR as ksw2's, with short jobs on the slices' edges, three runs."""
+    from gpuext.backends.cuda import ksw_extd2
+    from gpuext.backends.cuda.staging import pooled_pinned
+
+    rng = np.random.default_rng([SEED, 71, list(PRESETS).index(preset)])
+    parts = [random_jobs(rng, preset, 3000, max_len=1500), random_jobs(rng, preset, 3000, max_len=60)]
+    fb = random_jobs(rng, preset, 2000, max_len=1200)   # first-pass gap fills (the full-band kernels)
+    fb.flag = np.where(rng.random(fb.n) < 0.5, KSW_EZ_APPROX_MAX, KSW_EZ_APPROX_MAX | KSW_EZ_REV_CIGAR).astype(np.int32)
+    fb.w = np.maximum(fb.qlen(), fb.tlen()).astype(np.int32)
+    batch = JobBatch.concat(parts + [fb])
+    batch = batch.subset(rng.permutation(batch.n))   # short and long jobs on every slice's edges
+    for f in ("qseq", "tseq"):
+        v = np.asarray(getattr(batch, f))
+        h = pooled_pinned(len(v), v.dtype)
+        h[:] = v
+        setattr(batch, f, h)
+    nbytes = len(batch.qseq) + len(batch.tseq)
+    monkeypatch.setenv("GPUEXT_KSW_WAVE_BYTES", str(nbytes // ksw_extd2.WAVES + 1))
+    ref, got = _run_both(batch)
+    for r in range(3):
+        if r:
+            got = ksw_extd2.run(batch)
+        assert ksw_extd2.last_stats["waves"] == ksw_extd2.WAVES
+        d = ref.diff(got)
+        assert not d, f"seed {SEED}, run {r}: {len(d)} differences\n" + describe_diff(batch, ref, got)
 
 
 @pytest.mark.gpu

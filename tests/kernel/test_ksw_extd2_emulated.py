@@ -143,6 +143,15 @@ CASES = {
     "reversed-order": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "1500", "--edges", "--long", "2",
                         "3200", "--big-share", "0", "--seed", "41", "--expect", "w1_smem,w7b_smem,w16_smem,fbp"],
                        {"GX_EMU_REVERSE": "1"}),
+    # the sequences in page-locked memory, sent in upload waves (as many slices of consecutive jobs as the kernels
+    # allow, MAX_WAVES; a small GPUEXT_KSW_WAVE_BYTES): the throughput classes launched once per wave, each on its
+    # slice's jobs
+    "upload-waves": (["--presets", "map-ont,map-hifi", "--jobs", "60", "--max-len", "1200", "--edges", "--seed", "71",
+                      "--pinned", "--waves", "4", "--expect", "w1_smem,w7b_smem,reg8x8_e"],
+                     {"GPUEXT_KSW_WAVE_BYTES": "2048", "GPUEXT_KSW_WAVES": "4"}),
+    "upload-waves-full-band-fresh": (["--presets", "map-ont", "--jobs", "100", "--max-len", "1500", "--full-band",
+                                      "--big-share", "1", "--seed", str(FRESH), "--pinned", "--waves", "4",
+                                      "--expect", "fbh13x2"], {"GPUEXT_KSW_WAVE_BYTES": "4096", "GPUEXT_KSW_WAVES": "4"}),
     # and the launch classes in class order on default-priority streams (the A/B knob)
     "chunked": (["--presets", "map-ont", "--jobs", "60", "--max-len", "1500", "--seed", "19", "--chunked"],
                 {"GPUEXT_KSW_PRIO": "0"}),

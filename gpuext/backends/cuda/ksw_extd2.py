@@ -10,7 +10,8 @@ Work plan of one `run` (the host never loops over the jobs):
    values: done on the host, nothing reaches the GPU;
 2. the sequences go up by asynchronous DMAs: straight from the batch's arrays when they are in
    page-locked memory (the engine exports jobs there for this backend: `CudaBackend.host_alloc`),
-   else staged in pinned memory by a few copy threads, piece by piece; meanwhile the per-job
+   else staged in pinned memory by a few copy threads, piece by piece (page-locked ones of over
+   WAVE_BYTES in up to WAVES slices of consecutive jobs, "upload waves", an event after each); meanwhile the per-job
    inputs (as the batch holds them, plus job_idx unless every job runs) go up in one copy and `ksw_extd2_plan` sizes every job on the device from ksw2's own
    direction allocation (n_col*16 bounds its widest band, which sizes its ring), writes the reset
    values as its result (kept by jobs with qlen or tlen <= 0) and sums cells and bytes;
@@ -21,7 +22,8 @@ Work plan of one `run` (the host never loops over the jobs):
    read-back (jobs per class, arena sizes, totals) is the only synchronisation before the DP;
 3. jobs that do not fit the memory budget together are cut into chunks (largest first);
 4. per chunk, one DP launch per class, each on its own stream, the longest-running classes first
-   and on streams of higher priority (`_launch_rank`): APPROX_MAX jobs whose band covers
+   and on streams of higher priority (`_launch_rank`; with upload waves a throughput class is one launch
+   per slice, each waiting only for its slice): APPROX_MAX jobs whose band covers
    the matrix (first-pass gap fills) run a clean DP (`ksw_extd2_dp_fbh16`, two jobs of up to
    256 columns per warp, `ksw_extd2_dp_fb<K>`, a warp per job, or `ksw_extd2_dp_fbp`, a block per
    pass of a big job or of one with FBP_ROWS rows or more over the 16-bit bound, and `ksw_extd2_dp_fbx`, the same
@@ -118,6 +120,20 @@ REG_LG_LIMIT = 10          # the largest ring (log2 slots) a register kernel can
 REG_MAX_LG = 8             # default largest ring of the register kernels: on the H100, rings of 2**9
                            # ran slower there (occupancy) than in the shared-memory kernel (performance.md)
 REG_THREADS = 128          # threads per block of the register kernels
+# Upload waves (ksw_extd2.cu, KSW_WAVES = MAX_WAVES): a call whose sequences are in page-locked memory and take
+# more than WAVE_BYTES sends them in up to WAVES slices of consecutive jobs, each slice's bytes (WAVE_MARGIN more on
+# either side, for the kernels' word loads past a job's ends) in DMAs of its own followed by an event; the
+# throughput classes (_wave_class) run each slice's jobs in a launch that waits for that slice only, so their
+# DP starts once the first slice is up instead of all of them (10k set: 163 MB, about 3 ms). The teams and
+# pipelines wait for every slice. Each slice is a launch more per class, and the DP cannot start before the
+# planning's read-back anyway (10k set: about 1.2 ms, when a third of its sequences is up): on the H200, 3
+# slices took the 10k set from 39.6-39.7 to 37.9-38.3 ms (median), 2 to 38.6, 4 to 38.4-38.7 (performance.md,
+# twenty-ninth session). $GPUEXT_KSW_WAVES=N: at most N slices (1: one upload, for A/B timing);
+# $GPUEXT_KSW_WAVE_BYTES overrides WAVE_BYTES (the emulated tests' small calls).
+MAX_WAVES = 4
+WAVES = 3
+WAVE_BYTES = 32 << 20
+WAVE_MARGIN = 256
 FIELDS = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
 
 last_stats: dict = {}
@@ -200,6 +216,51 @@ def supports(batch: JobBatch, gpu_mem: int | None = None) -> np.ndarray:
     out[qlen.astype(np.int64) + tlen >= MAX_QT] = REJECT_LENGTH
     out[batch.kernel != KERNEL_EXTD2] = REJECT_KERNEL
     return out
+
+
+def _wave_class(c: int) -> bool:
+    """Whether launch class c runs per upload wave (ksw_wave_cls): one-warp rings, register and full-band
+    kernels, not the teams, the pass pipelines or the ring pipeline."""
+    return 20 <= c < KSW_RP_CLS and c != KSW_FB_CLS + len(FB_K)
+
+
+def _wave_bounds(batch: JobBatch) -> np.ndarray:
+    """The first batch job of each upload wave after the first (int64; empty: one upload): slices of
+    about equal query bytes, as many as the sequences' bytes over WAVE_BYTES (at most WAVES or
+    $GPUEXT_KSW_WAVES), only when both sequence arrays are in page-locked memory (sent from where they
+    are: staged ones go up piece by piece from the copy threads)."""
+    from .staging import is_pinned
+
+    qs, ts = np.asarray(batch.qseq), np.asarray(batch.tseq)
+    cap = min(MAX_WAVES, max(1, _env_int("GPUEXT_KSW_WAVES", WAVES)))
+    n_w = min(cap, -(-(qs.nbytes + ts.nbytes) // max(1, _env_int("GPUEXT_KSW_WAVE_BYTES", WAVE_BYTES))))
+    if n_w <= 1 or not (is_pinned(qs) and is_pinned(ts)):
+        return np.zeros(0, np.int64)
+    qoff = np.asarray(batch.qoff, np.int64)
+    q0, q1 = int(qoff[0]), int(qoff[-1])
+    b = np.searchsorted(qoff, q0 + (q1 - q0) * np.arange(1, n_w, dtype=np.int64) // n_w)
+    b = np.unique(b)
+    return b[(b > 0) & (b < batch.n)].astype(np.int64)
+
+
+def _stage_seqs(batch: JobBatch, up, wbd: np.ndarray):
+    """The sequences to the device on stream up (_stage), by upload waves when wbd (_wave_bounds) has
+    any: (device buffer, offsets, futures, an event after each wave but the last)."""
+    if not len(wbd):
+        return (*_stage([batch.qseq, batch.tseq], up, 0, threaded=True), [])
+    st = Staging([batch.qseq, batch.tseq], up, 0)
+    offs = (np.asarray(batch.qoff, np.int64), np.asarray(batch.toff, np.int64))
+    B = [0, *(int(x) for x in wbd), batch.n]
+    evs = []
+    for w in range(len(B) - 1):
+        for i in (0, 1):
+            nb = st.flat[i].nbytes
+            lo = 0 if w == 0 else max(0, int(offs[i][B[w]]) - WAVE_MARGIN)
+            hi = nb if w == len(B) - 2 else min(nb, int(offs[i][B[w + 1]]) + WAVE_MARGIN)
+            st.send(i, lo, hi, threaded=False)   # (page-locked: one DMA from where it is)
+        if w < len(B) - 2:
+            evs.append(up.record())
+    return st.dev, st.offs, st.futs, evs
 
 
 def _reset_results(m: int) -> dict:
@@ -605,13 +666,14 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         # sequences, sent on the upload stream while the device plans the call (the DP waits for
         # them): from where they are when the engine put them in page-locked memory, else staged
         # by the copy threads
+        wbd = _wave_bounds(batch)   # (upload waves: the first job of each after the first)
         ins = [np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
               [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat] + \
-              ([] if every else [job_idx])
+              [wbd if len(wbd) else np.zeros(1, i64)] + ([] if every else [job_idx])
         d_in, ioff, _ = _stage(ins, main, 1, threaded=False)
         mark("inputs sent")
         ev_up0 = up.record()
-        d_seq, soff, futs = _stage([batch.qseq, batch.tseq], up, 0, threaded=True)
+        d_seq, soff, futs, ev_waves = _stage_seqs(batch, up, wbd)
         mark("sequences enqueued")
         # the kernels and knobs of this configuration, while the DMAs run
         nblk = _w1_blocks()
@@ -647,23 +709,25 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:2], ins[:2]))
         d_wb, d_zdb, d_ebb, d_flb = (d_in[o:o + a.nbytes].view(i32) for o, a in zip(ioff[2:6], ins[2:6]))
         d_mat = d_in[ioff[6]:ioff[6] + mat.nbytes].view(np.int8)
-        d_jidx = d_qoff if every else d_in[ioff[7]:ioff[7] + job_idx.nbytes].view(i64)   # (not read when every)
+        d_wbd = d_in[ioff[7]:ioff[7] + ins[7].nbytes].view(i64)
+        d_jidx = d_qoff if every else d_in[ioff[8]:ioff[8] + job_idx.nbytes].view(i64)   # (not read when every)
         with main:
-            d32 = cupy.empty((9, m), i32)    # qlen tlen w zdrop end_bonus flag ring_lg width class
+            d32 = cupy.empty((10, m), i32)   # qlen tlen w zdrop end_bonus flag ring_lg width class wave
             d64 = cupy.empty((6, m), i64)    # qst tst dir_off doff_off cig_off ring_off
             d_sz = cupy.empty((6, m), i64)   # need dir_bytes n_doff n_cig ring_bytes cells
             d_res = cupy.empty((11, m), i32)  # the ksw_extz_t fields (FIELDS order), CIGAR length
             # the planning's summary, read back at once: jobs per class, arena sizes (ksw_extd2_offsets);
             # then tot: live cells, live jobs, their device bytes, most passes (fbp), rp chunks; long
-            # middle-team jobs per ring class
+            # middle-team jobs per ring class; then the jobs per class and upload wave
             n_acc = SUM_TOT + TOT_MID8 + 10
-            b0 = (n_acc + 1) // 2 * 2   # the bins' counts after it, 16-byte aligned (the scan's loads)
+            n_sum = n_acc + KSW_NCLS * MAX_WAVES
+            b0 = (n_sum + 1) // 2 * 2   # the bins' counts after it, 16-byte aligned (the scan's loads)
             d_acc = cupy.zeros(b0 + (KSW_NBINS // 2 if bins else 0), np.uint64)
             d_tot = d_acc[SUM_TOT:n_acc]
             d_key = cupy.empty(m, i64)
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
-                                  d_sz, d_res, d_tot, i32(every)))
+                                  d_sz, d_res, d_tot, i32(every), d_wbd, i32(len(wbd))))
             k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
                                    i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)),
                                    i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), i32(rp_kc),
@@ -700,12 +764,14 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 n = len(lst)
                 if sub is not None:   # (the first call's are zero)
                     d_acc[:SUM_TOT].fill(0)
+                    d_acc[n_acc:n_sum].fill(0)
                 lst32 = cupy.empty(n, i32)
-                k_off(((n + 255) // 256,), (256,), (i32(n), lst, d_sz, d64, d32, i32(m), lst32, d_acc))
+                k_off(((n + 255) // 256,), (256,), (i32(n), lst, d_sz, d64, d32, i32(m), lst32, d_acc,
+                                                     d_acc[n_acc:n_sum]))
                 mark("offsets")
                 if not budget:   # (memGetInfo, a driver call, while the device plans)
                     budget.append(default_gpu_mem() if gpu_mem is None else int(gpu_mem))
-                h = cupy.asnumpy(d_acc[:n_acc], stream=main)
+                h = cupy.asnumpy(d_acc[:n_sum], stream=main)
                 mark("summary read back")
                 return lst32, h
 
@@ -752,8 +818,14 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     d_doff = cupy.empty(max(sizes[1], 1), np.uint32)
                     d_cig = cupy.empty(max(sizes[2], 1), np.uint32)
                     d_ring = cupy.empty(max(sizes[3], 16), np.uint8)
+                    ev_ar = main.record()   # (the arenas: the earliest any DP may start)
                     main.wait_event(ev_seq)
                     ev_in = main.record()
+                # upload waves (a call in one chunk): a throughput class's jobs of wave w wait for
+                # ev_ar and ev_waves[w] (the last wave: ev_in), and the stats count from ev_ar
+                n_waves = len(ev_waves) + 1 if ch is None else 1
+                ev_t0 = ev_ar if n_waves > 1 else ev_in
+                wcnt = summ[n_acc:n_sum].astype(np.int64).reshape(KSW_NCLS, MAX_WAVES)
                 mark("arenas, sequences up")
                 stats["t_chunk_plan"] = stats.get("t_chunk_plan", 0.0) + time.perf_counter() - t_c
                 ev, tails, starts = [], [], []
@@ -771,12 +843,22 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     if key[0] == "fbb":   # fewer books blocks per launch than SM slots (ksw_extd2_dp_fbb:
                         # half the slots of its 16 one-warp blocks per SM)
                         nb = max(1, min(FBB_MAX_JOBS, 8 * cupy.cuda.Device().attributes["MultiProcessorCount"]))
-                        parts += [(key, c, int(first[c]) + a, min(nb, n - a)) for a in range(0, n, nb)]
+                        parts += [(key, c, int(first[c]) + a, min(nb, n - a), None) for a in range(0, n, nb)]
+                        continue
+                    if n_waves > 1 and _wave_class(c):   # a launch per upload wave (lst32: the class's jobs
+                        # wave by wave, ksw_extd2_class's key)
+                        s0 = int(first[c])
+                        for w in range(n_waves):
+                            nw_ = int(wcnt[c, w])
+                            parts += [(key, c, s0, nw_, w)] if nw_ else []
+                            s0 += nw_
                         continue
                     n8 = min(n, int(summ[SUM_TOT + TOT_MID8 + c - 10])) if key[0] == 8 and mid8 else n
-                    parts += [(key, c, int(first[c]), n8)] if n8 else []
-                    parts += [((4, key[1]), c, int(first[c]) + n8, n - n8)] if n > n8 else []
-                for key, c, s0, n in parts:
+                    parts += [(key, c, int(first[c]), n8, None)] if n8 else []
+                    parts += [((4, key[1]), c, int(first[c]) + n8, n - n8, None)] if n > n8 else []
+                if n_waves > 1:   # the first wave's launches, then those that wait for every wave, then the rest
+                    parts.sort(key=lambda p: 0 if p[4] == 0 else 1 if p[4] is None else 1 + p[4])
+                for key, c, s0, n, wave in parts:
                     nw, L = key[:2]
                     smem = L >= 0
                     if nw == "reg":   # a group of G lanes per job, the ring in registers
@@ -811,13 +893,17 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         fn.max_dynamic_shared_size_bytes = _big_smem[id(fn)] = shm
                     d_sel = lst32[s0:s0 + n]
                     st = main if serial else stream(key, _launch_rank(key, warps.get(key))[0] if prio else 0)
-                    st.wait_event(ev_in)
+                    if wave is not None and wave < n_waves - 1:
+                        st.wait_event(ev_ar)
+                        st.wait_event(ev_waves[wave])
+                    else:
+                        st.wait_event(ev_in)
                     args = (d_sel, i32(n), i32(max(L, 0)), d_qseq, d_qst, d_qlen, d_tseq, d_tst, d_tlen,
                             d_w, d_zd, d_flag, d_diroff, d_dir, d_doffoff, d_doff, d_ringoff, d_lg,
                             d_ring, d_mat, i32(q), i32(e), i32(q2), i32(e2), d_res, i32(m),
                             d_eb, d_cigoff, d_cig, d_ncig)   # the backtrack's, which every DP kernel ends with
                     with st:
-                        ev_a = st.record() if serial else ev_in
+                        ev_a = st.record() if serial else ev_t0
                         if tracing:   # when the class's stream reaches its launch (about its first block's start)
                             starts.append((key, st.record(), time.perf_counter()))
                         nblk = (n + jobs_per_block - 1) // jobs_per_block
@@ -893,7 +979,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     stats[k] = stats.get(k, 0.0) + cupy.cuda.get_elapsed_time(a, b) / 1e3
                 stats["cigar_words"] = stats.get("cigar_words", 0) + total
                 stats["t_wait"] = stats.get("t_wait", 0.0) + time.perf_counter() - t_launched
-                stats["t_dp"] += max(cupy.cuda.get_elapsed_time(ev_in, x[1]) for x in ev) / 1e3
+                stats["t_dp"] += max(cupy.cuda.get_elapsed_time(ev_t0, x[1]) for x in ev) / 1e3
+                stats["waves"] = n_waves
                 if ci == 0:   # the sequences' DMAs (beside the device planning)
                     stats["t_upload"] = cupy.cuda.get_elapsed_time(ev_up0, ev_seq) / 1e3
                 # per launch class: (warps per job, ring log2 or -1 for global, jobs, ms), ms: from the
@@ -907,7 +994,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 if tracing:   # (GPUEXT_KSW_TRACE=1) per launch: its class, its start on the device (ms from the
                     # uploads) and on the host (ms from the "setup" mark, as the trace: when the launch was enqueued)
                     stats.setdefault("class_starts", []).extend(
-                        (name(k), k[1], cupy.cuda.get_elapsed_time(ev_in, e), (h - t0) * 1e3) for k, e, h in starts)
+                        (name(k), k[1], cupy.cuda.get_elapsed_time(ev_t0, e), (h - t0) * 1e3) for k, e, h in starts)
                 chunk_out.append((h_coff, h_out))
                 del d_dir, d_doff, d_cig, d_ring, d_out, keep
         else:

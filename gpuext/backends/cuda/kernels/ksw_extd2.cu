@@ -2791,6 +2791,17 @@ __constant__ int FB_KS[KSW_FB_NK] = {4, 5, 6, 8, 10, 12, 16};  // as FB_K of the
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels (int32, then
                     // two jobs per lane), the ring pipeline, the exact pass pipeline, + dead jobs
 #define KSW_TOT_MID8 5  // tot[5 ..]: the middle team's long jobs per ring class (10 entries, ksw_extd2_class)
+// Upload waves (the launcher's WAVES): the sequences go up in up to KSW_WAVES slices of consecutive batch jobs,
+// and the throughput classes (one-warp rings, register and full-band kernels, not the teams or pipelines) run
+// each slice's jobs in a launch that waits only for that slice. A job's wave is o32 row 9; in its sort key
+// the wave sits above the size (KSW_WAVE_SHIFT), first wave first.
+#define KSW_WAVES 4
+#define KSW_WAVE_SHIFT 36
+static_assert(KSW_NCLS * KSW_WAVES == 256, "ksw_extd2_offsets: a thread per class and wave");
+__device__ __forceinline__ bool ksw_wave_cls(int cls)
+{
+	return cls >= 20 && cls < KSW_RP_CLS && cls != KSW_FB_CLS + KSW_FB_NK;
+}
 
 __device__ __forceinline__ ki64 outside_band(ki64 a, ki64 b, ki64 w)
 {  // cells with col - row > w in an a-row x b-column matrix
@@ -2804,7 +2815,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 	int m, const ki64* __restrict__ jidx, const ki64* __restrict__ qoff, const ki64* __restrict__ toff,
 	const int* __restrict__ wv, const int* __restrict__ zdv, const int* __restrict__ ebv, const int* __restrict__ flv,
 	int dead_all, int* __restrict__ o32, ki64* __restrict__ o64, ki64* __restrict__ sz, int* __restrict__ res,
-	unsigned long long* __restrict__ tot, int all)
+	unsigned long long* __restrict__ tot, int all, const ki64* __restrict__ wbd, int nwb)
 {
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
 	ki64 cells = 0, need = 0, live = 0;
@@ -2837,6 +2848,9 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 		}
 		o32[0 * m + k] = (int)q, o32[1 * m + k] = (int)t, o32[2 * m + k] = w, o32[3 * m + k] = zdv[b];
 		o32[4 * m + k] = ebv[b], o32[5 * m + k] = fl, o32[6 * m + k] = lg, o32[7 * m + k] = (int)width;
+		int wave = 0;  // upload wave: the first batch jobs of waves 1 .. nwb are wbd[0 .. nwb)
+		for (int i = 0; i < nwb; ++i) wave += wbd[i] <= b;
+		o32[9 * m + k] = wave;
 		o64[0 * m + k] = qs, o64[1 * m + k] = ts;
 		sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = live ? diag : 0;
 		sz[3 * (ki64)m + k] = live ? diag + 2 : 0, sz[4 * (ki64)m + k] = ring, sz[5 * (ki64)m + k] = live ? cells : -1;
@@ -2978,6 +2992,10 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			c |= 1LL << 39;
 		}
 	}
+	if (ksw_wave_cls(cls)) {  // the upload wave above the size, the first wave first
+		const ki64 SM = (1LL << KSW_WAVE_SHIFT) - 1;
+		c = (ki64)(KSW_WAVES - 1 - o32[9 * m + k]) << KSW_WAVE_SHIFT | (c > SM ? SM : c);
+	}
 	key[k] = ((ki64)cls << 40) | (CM - c);
 }
 
@@ -2993,10 +3011,15 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 __device__ __forceinline__ unsigned ksw_bin(ki64 key)
 {
 	const ki64 CM = (1LL << 40) - 1, c = CM - (key & CM);
-	const unsigned long long s = (unsigned long long)(c & ((1LL << 39) - 1)) + 1;
+	const int cls = (int)(key >> 40);
+	const bool wv = ksw_wave_cls(cls);  // (then 256 bins per upload wave, sizes from 2^32 on in one)
+	const unsigned long long s = (unsigned long long)(c & ((1LL << (wv ? KSW_WAVE_SHIFT : 39)) - 1)) + 1;
 	const int lz = __clzll((long long)s);
 	const unsigned lv = (unsigned)(63 - lz) << 3 | (unsigned)((s << lz) >> 60 & 7);  // < 320
-	return (unsigned)(key >> 40) << KSW_BIN_BITS | ((c >> 39) & 1 ? 0u : 512u) | (511u - lv);
+	if (wv)
+		return (unsigned)cls << KSW_BIN_BITS | (unsigned)(KSW_WAVES - 1 - (int)(c >> KSW_WAVE_SHIFT & 3)) << 8 |
+			   (255u - min(lv, 255u));
+	return (unsigned)cls << KSW_BIN_BITS | ((c >> 39) & 1 ? 0u : 512u) | (511u - lv);
 }
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_bins_count(int m, const ki64* __restrict__ key,
 																	   unsigned* __restrict__ cnt)
@@ -3045,21 +3068,25 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_bins_place(int m, co
 // consecutive, each warp takes its span of each arena from the running totals acc[KSW_NCLS + r]
 // (so the arenas' sizes are those totals, and the spans of different warps come in any order);
 // also lst as int32 and the per-class job counts acc[0 .. KSW_NCLS). acc[0 .. KSW_NCLS + 4) is
-// zeroed by the caller.
+// zeroed by the caller; likewise the jobs per class and upload wave, wacc[KSW_WAVES * class + wave].
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_offsets(int n, const ki64* __restrict__ lst,
 																	const ki64* __restrict__ sz, ki64* __restrict__ o64,
 																	const int* __restrict__ o32, int m, int* __restrict__ lst32,
-																	unsigned long long* __restrict__ acc)
+																	unsigned long long* __restrict__ acc,
+																	unsigned long long* __restrict__ wacc)
 {
-	__shared__ unsigned int h[KSW_NCLS];
+	__shared__ unsigned int h[KSW_NCLS], hw[KSW_NCLS * KSW_WAVES];
 	if (threadIdx.x < KSW_NCLS) h[threadIdx.x] = 0;
+	hw[threadIdx.x] = 0;  // (256 threads, KSW_NCLS * KSW_WAVES entries)
 	__syncthreads();
 	const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
 	const bool in = i < n;
 	const ki64 j = in ? lst[i] : 0;
 	if (in) {
 		lst32[i] = (int)j;
-		atomicAdd(&h[o32[8 * m + j]], 1u);
+		const int c = o32[8 * m + j];
+		atomicAdd(&h[c], 1u);
+		atomicAdd(&hw[c * KSW_WAVES + o32[9 * m + j]], 1u);
 	}
 #pragma unroll
 	for (int r = 0; r < 4; ++r) {
@@ -3077,4 +3104,5 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_offsets(int n, const
 	}
 	__syncthreads();
 	if (threadIdx.x < KSW_NCLS && h[threadIdx.x]) atomicAdd(acc + threadIdx.x, (unsigned long long)h[threadIdx.x]);
+	if (hw[threadIdx.x]) atomicAdd(wacc + threadIdx.x, (unsigned long long)hw[threadIdx.x]);
 }
