@@ -293,8 +293,10 @@ def test_launch_order_starts_few_warp_classes_early():
 
 def test_upload_waves_slice_the_jobs_by_bytes(monkeypatch):
     """Upload waves: only the throughput classes run by waves (not the teams or the pipelines), the kernel's
-    wave count is the launcher's MAX_WAVES, and _wave_bounds cuts a page-locked call into WAVES slices of about
-    equal query bytes (none for a small call, for staged sequences, or with GPUEXT_KSW_WAVES=1)."""
+    wave count is the launcher's MAX_WAVES, and _wave_ends cuts a page-locked call into WAVES slices of about
+    equal query bytes, each ending past its last job's sequences (none for a small call, for staged
+    sequences, or with GPUEXT_KSW_WAVES=1); by the plan kernel's rule (the first wave whose ends lie
+    KSW_WAVE_PAD bytes past both sequences) every wave gets jobs."""
     import re
 
     from gpuext.backends.cuda import ksw_extd2 as k
@@ -302,21 +304,28 @@ def test_upload_waves_slice_the_jobs_by_bytes(monkeypatch):
 
     src = kernel_source("ksw_extd2.cu", {})
     assert int(re.search(r"#define KSW_WAVES (\d+)", src).group(1)) == k.MAX_WAVES >= k.WAVES
+    pad = int(re.search(r"#define KSW_WAVE_PAD (\d+)", src).group(1))
+    assert k.WAVE_MARGIN > pad
     kinds = {k._class_key(c)[0] for c in range(k.KSW_NCLS - 1) if k._wave_class(c)}
     assert kinds == {1, "reg", "fb", "fbh", "fb2", "fbh2"}
     rng = np.random.default_rng([SEED, 3])
     b = random_jobs(rng, "map-ont", 400, max_len=2000)
-    assert len(k._wave_bounds(b)) == 0   # staged (not page-locked)
+    assert len(k._wave_ends(b)) == 0   # staged (not page-locked)
     monkeypatch.setattr("gpuext.backends.cuda.staging.is_pinned", lambda a: True)
-    assert len(k._wave_bounds(b)) == 0   # under WAVE_BYTES
+    assert len(k._wave_ends(b)) == 0   # under WAVE_BYTES
     nbytes = len(b.qseq) + len(b.tseq)
     monkeypatch.setenv("GPUEXT_KSW_WAVE_BYTES", str(nbytes // 10))
-    wb = k._wave_bounds(b)
-    assert len(wb) == k.WAVES - 1 and np.all(np.diff(wb) > 0) and 0 < wb[0] and wb[-1] < b.n
-    qb = np.diff(np.concatenate([[0], b.qoff[wb], [b.qoff[-1]]]))
-    assert qb.max() - qb.min() <= 2 * int(b.qlen().max()) + 2   # about equal query bytes
+    we = k._wave_ends(b)
+    nw = k.WAVES - 1
+    assert len(we) == 2 * nw
+    qe, te = we[:nw], we[nw:]
+    assert np.all(np.diff(qe) > 0) and np.all(np.diff(te) >= 0) and qe[-1] <= len(b.qseq) and te[-1] <= len(b.tseq)
+    qb = np.diff(np.concatenate([[0], qe, [len(b.qseq)]]))
+    assert qb.max() - qb.min() <= 2 * int(b.qlen().max()) + 2 * k.WAVE_MARGIN   # about equal query bytes
+    wave = ((b.qoff[1:, None] + pad > qe) | (b.toff[1:, None] + pad > te)).sum(1)   # ksw_extd2_plan's rule
+    assert np.all(np.diff(wave) >= 0) and set(wave) == set(range(k.WAVES))
     monkeypatch.setenv("GPUEXT_KSW_WAVES", "1")
-    assert len(k._wave_bounds(b)) == 0
+    assert len(k._wave_ends(b)) == 0
 
 
 @pytest.mark.gpu

@@ -121,9 +121,11 @@ REG_MAX_LG = 8             # default largest ring of the register kernels: on th
                            # ran slower there (occupancy) than in the shared-memory kernel (performance.md)
 REG_THREADS = 128          # threads per block of the register kernels
 # Upload waves (ksw_extd2.cu, KSW_WAVES = MAX_WAVES): a call whose sequences are in page-locked memory and take
-# more than WAVE_BYTES sends them in up to WAVES slices of consecutive jobs, each slice's bytes (WAVE_MARGIN more on
-# either side, for the kernels' word loads past a job's ends) in DMAs of its own followed by an event; the
-# throughput classes (_wave_class) run each slice's jobs in a launch that waits for that slice only, so their
+# more than WAVE_BYTES sends them in up to WAVES slices, about equal numbers of query bytes of consecutive jobs
+# (WAVE_MARGIN bytes past the slice's last job), each slice's bytes in DMAs of their own followed by an event.
+# The plan kernel puts a job in the first wave by whose end both of its sequences are up (KSW_WAVE_PAD bytes
+# past them), so the slices' job bounds are only a guide; the throughput classes (_wave_class) run each
+# wave's jobs in a launch that waits for that wave only, so their
 # DP starts once the first slice is up instead of all of them (10k set: 163 MB, about 3 ms). The teams and
 # pipelines wait for every slice. Each slice is a launch more per class, and the DP cannot start before the
 # planning's read-back anyway (10k set: about 1.2 ms, when a third of its sequences is up): on the H200, 3
@@ -133,7 +135,7 @@ REG_THREADS = 128          # threads per block of the register kernels
 MAX_WAVES = 4
 WAVES = 3
 WAVE_BYTES = 32 << 20
-WAVE_MARGIN = 256
+WAVE_MARGIN = 256          # (more than the kernel's KSW_WAVE_PAD)
 FIELDS = ("max", "max_q", "max_t", "mqe", "mqe_t", "mte", "mte_q", "score", "zdropped", "reach_end")
 
 last_stats: dict = {}
@@ -224,11 +226,12 @@ def _wave_class(c: int) -> bool:
     return 20 <= c < KSW_RP_CLS and c != KSW_FB_CLS + len(FB_K)
 
 
-def _wave_bounds(batch: JobBatch) -> np.ndarray:
-    """The first batch job of each upload wave after the first (int64; empty: one upload): slices of
-    about equal query bytes, as many as the sequences' bytes over WAVE_BYTES (at most WAVES or
-    $GPUEXT_KSW_WAVES), only when both sequence arrays are in page-locked memory (sent from where they
-    are: staged ones go up piece by piece from the copy threads)."""
+def _wave_ends(batch: JobBatch) -> np.ndarray:
+    """Where each upload wave but the last ends (int64: the query byte ends, then the target byte ends,
+    non-decreasing; empty: one upload): slices of about equal query bytes, as many as the sequences'
+    bytes over WAVE_BYTES (at most WAVES or $GPUEXT_KSW_WAVES), only when both sequence arrays are in
+    page-locked memory (sent from where they are: staged ones go up piece by piece from the copy
+    threads). A slice ends WAVE_MARGIN bytes past its last job's sequences."""
     from .staging import is_pinned
 
     qs, ts = np.asarray(batch.qseq), np.asarray(batch.tseq)
@@ -240,25 +243,29 @@ def _wave_bounds(batch: JobBatch) -> np.ndarray:
     q0, q1 = int(qoff[0]), int(qoff[-1])
     b = np.searchsorted(qoff, q0 + (q1 - q0) * np.arange(1, n_w, dtype=np.int64) // n_w)
     b = np.unique(b)
-    return b[(b > 0) & (b < batch.n)].astype(np.int64)
+    b = b[(b > 0) & (b < batch.n)]
+    if not len(b):
+        return np.zeros(0, np.int64)
+    toff = np.asarray(batch.toff, np.int64)
+    ends = [np.maximum.accumulate(np.minimum(off[b] + WAVE_MARGIN, a.nbytes)) for off, a in ((qoff, qs), (toff, ts))]
+    return np.concatenate(ends).astype(np.int64)
 
 
-def _stage_seqs(batch: JobBatch, up, wbd: np.ndarray):
-    """The sequences to the device on stream up (_stage), by upload waves when wbd (_wave_bounds) has
+def _stage_seqs(batch: JobBatch, up, wend: np.ndarray):
+    """The sequences to the device on stream up (_stage), by upload waves when wend (_wave_ends) has
     any: (device buffer, offsets, futures, an event after each wave but the last)."""
-    if not len(wbd):
+    if not len(wend):
         return (*_stage([batch.qseq, batch.tseq], up, 0, threaded=True), [])
     st = Staging([batch.qseq, batch.tseq], up, 0)
-    offs = (np.asarray(batch.qoff, np.int64), np.asarray(batch.toff, np.int64))
-    B = [0, *(int(x) for x in wbd), batch.n]
+    nw = len(wend) // 2
     evs = []
-    for w in range(len(B) - 1):
+    for w in range(nw + 1):   # wave w: bytes [end of wave w - 1, end of wave w) of each array
         for i in (0, 1):
-            nb = st.flat[i].nbytes
-            lo = 0 if w == 0 else max(0, int(offs[i][B[w]]) - WAVE_MARGIN)
-            hi = nb if w == len(B) - 2 else min(nb, int(offs[i][B[w + 1]]) + WAVE_MARGIN)
-            st.send(i, lo, hi, threaded=False)   # (page-locked: one DMA from where it is)
-        if w < len(B) - 2:
+            lo = 0 if w == 0 else int(wend[i * nw + w - 1])
+            hi = st.flat[i].nbytes if w == nw else int(wend[i * nw + w])
+            if hi > lo:
+                st.send(i, lo, hi, threaded=False)   # (page-locked: one DMA from where it is)
+        if w < nw:
             evs.append(up.record())
     return st.dev, st.offs, st.futs, evs
 
@@ -666,14 +673,14 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         # sequences, sent on the upload stream while the device plans the call (the DP waits for
         # them): from where they are when the engine put them in page-locked memory, else staged
         # by the copy threads
-        wbd = _wave_bounds(batch)   # (upload waves: the first job of each after the first)
+        wend = _wave_ends(batch)   # (upload waves: where each but the last ends)
         ins = [np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
               [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat] + \
-              [wbd if len(wbd) else np.zeros(1, i64)] + ([] if every else [job_idx])
+              [wend if len(wend) else np.zeros(1, i64)] + ([] if every else [job_idx])
         d_in, ioff, _ = _stage(ins, main, 1, threaded=False)
         mark("inputs sent")
         ev_up0 = up.record()
-        d_seq, soff, futs, ev_waves = _stage_seqs(batch, up, wbd)
+        d_seq, soff, futs, ev_waves = _stage_seqs(batch, up, wend)
         mark("sequences enqueued")
         # the kernels and knobs of this configuration, while the DMAs run
         nblk = _w1_blocks()
@@ -709,7 +716,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         d_qoff, d_toff = (d_in[o:o + a.nbytes].view(i64) for o, a in zip(ioff[:2], ins[:2]))
         d_wb, d_zdb, d_ebb, d_flb = (d_in[o:o + a.nbytes].view(i32) for o, a in zip(ioff[2:6], ins[2:6]))
         d_mat = d_in[ioff[6]:ioff[6] + mat.nbytes].view(np.int8)
-        d_wbd = d_in[ioff[7]:ioff[7] + ins[7].nbytes].view(i64)
+        d_wend = d_in[ioff[7]:ioff[7] + ins[7].nbytes].view(i64)
         d_jidx = d_qoff if every else d_in[ioff[8]:ioff[8] + job_idx.nbytes].view(i64)   # (not read when every)
         with main:
             d32 = cupy.empty((10, m), i32)   # qlen tlen w zdrop end_bonus flag ring_lg width class wave
@@ -727,7 +734,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             d_key = cupy.empty(m, i64)
             grid = ((m + 255) // 256,)
             k_plan(grid, (256,), (i32(m), d_jidx, d_qoff, d_toff, d_wb, d_zdb, d_ebb, d_flb, i32(0), d32, d64,
-                                  d_sz, d_res, d_tot, i32(every), d_wbd, i32(len(wbd))))
+                                  d_sz, d_res, d_tot, i32(every), d_wend, i32(len(wend) // 2)))
             k_class(grid, (256,), (i32(m), d_sz, d32, d_tot, np.float64(BIG_JOB_SHARE), i32(lfloor), i32(reg_lg),
                                    i32(fb), i32(_env_int("GPUEXT_KSW_WIDE_LG", WIDE_LG)),
                                    i32(_env_int("GPUEXT_KSW_FBP_ROWS", FBP_ROWS)), i32(rp_kc),

@@ -2791,12 +2791,16 @@ __constant__ int FB_KS[KSW_FB_NK] = {4, 5, 6, 8, 10, 12, 16};  // as FB_K of the
                     // kernels (rings 2^6 .. 2^10, APPROX_MAX or exact), full-band kernels (int32, then
                     // two jobs per lane), the ring pipeline, the exact pass pipeline, + dead jobs
 #define KSW_TOT_MID8 5  // tot[5 ..]: the middle team's long jobs per ring class (10 entries, ksw_extd2_class)
-// Upload waves (the launcher's WAVES): the sequences go up in up to KSW_WAVES slices of consecutive batch jobs,
-// and the throughput classes (one-warp rings, register and full-band kernels, not the teams or pipelines) run
-// each slice's jobs in a launch that waits only for that slice. A job's wave is o32 row 9; in its sort key
-// the wave sits above the size (KSW_WAVE_SHIFT), first wave first.
+// Upload waves (the launcher's WAVES): the sequences go up in up to KSW_WAVES slices, wave w ending at byte
+// qend[w] of the queries and tend[w] of the targets (the waves before it hold everything below), and the
+// throughput classes (one-warp rings, register and full-band kernels, not the teams or pipelines) run each
+// wave's jobs in a launch that waits only for that wave. A job's wave (o32 row 9) is the first whose ends
+// lie KSW_WAVE_PAD bytes past both of its sequences (the kernels' word loads read a few bytes past a
+// sequence's end), whatever the order of the offsets; in its sort key the wave sits above the size
+// (KSW_WAVE_SHIFT), first wave first.
 #define KSW_WAVES 4
 #define KSW_WAVE_SHIFT 36
+#define KSW_WAVE_PAD 64
 static_assert(KSW_NCLS * KSW_WAVES == 256, "ksw_extd2_offsets: a thread per class and wave");
 __device__ __forceinline__ bool ksw_wave_cls(int cls)
 {
@@ -2815,7 +2819,7 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 	int m, const ki64* __restrict__ jidx, const ki64* __restrict__ qoff, const ki64* __restrict__ toff,
 	const int* __restrict__ wv, const int* __restrict__ zdv, const int* __restrict__ ebv, const int* __restrict__ flv,
 	int dead_all, int* __restrict__ o32, ki64* __restrict__ o64, ki64* __restrict__ sz, int* __restrict__ res,
-	unsigned long long* __restrict__ tot, int all, const ki64* __restrict__ wbd, int nwb)
+	unsigned long long* __restrict__ tot, int all, const ki64* __restrict__ wend, int nwe)
 {
 	const int k = blockIdx.x * blockDim.x + threadIdx.x;
 	ki64 cells = 0, need = 0, live = 0;
@@ -2848,8 +2852,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_plan(
 		}
 		o32[0 * m + k] = (int)q, o32[1 * m + k] = (int)t, o32[2 * m + k] = w, o32[3 * m + k] = zdv[b];
 		o32[4 * m + k] = ebv[b], o32[5 * m + k] = fl, o32[6 * m + k] = lg, o32[7 * m + k] = (int)width;
-		int wave = 0;  // upload wave: the first batch jobs of waves 1 .. nwb are wbd[0 .. nwb)
-		for (int i = 0; i < nwb; ++i) wave += wbd[i] <= b;
+		int wave = 0;  // upload wave: waves 0 .. nwe - 1 end at wend[w] (queries), wend[nwe + w] (targets)
+		for (int i = 0; i < nwe; ++i) wave += qs + q + KSW_WAVE_PAD > wend[i] || ts + t + KSW_WAVE_PAD > wend[nwe + i];
 		o32[9 * m + k] = wave;
 		o64[0 * m + k] = qs, o64[1 * m + k] = ts;
 		sz[0 * (ki64)m + k] = need, sz[1 * (ki64)m + k] = db, sz[2 * (ki64)m + k] = live ? diag : 0;
