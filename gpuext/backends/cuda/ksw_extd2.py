@@ -991,13 +991,18 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 if ci == 0:   # the sequences' DMAs (beside the device planning)
                     stats["t_upload"] = cupy.cuda.get_elapsed_time(ev_up0, ev_seq) / 1e3
                 # per launch class: (warps per job, ring log2 or -1 for global, jobs, ms), ms: from the
-                # uploads to the end of the class's kernel, its backtrack included (with
-                # GPUEXT_KSW_SERIAL=1: the class alone);
+                # uploads (with upload waves: the arenas) to the end of the class's kernel, its backtrack
+                # included (with GPUEXT_KSW_SERIAL=1: the class alone); a class of several launches (upload
+                # waves, fbb's) is one entry: its jobs, its last end (serial: the sum of its launches' times);
                 # register classes: ("reg<G>x<K><a|e>", ring log2, ...)
                 def name(k):
                     return k[0] if k[0] != "reg" else "reg%dx%d%s" % (*shapes[k[1]], "e" if k[2] else "a")
-                stats.setdefault("classes", []).extend(
-                    (name(k), k[1], n, cupy.cuda.get_elapsed_time(a, b)) for a, b, k, n in ev)
+                rows: dict = {}
+                for a, b, k, n in ev:
+                    t, r = cupy.cuda.get_elapsed_time(a, b), rows.get((name(k), k[1]))
+                    rows[(name(k), k[1])] = (name(k), k[1], n, t) if r is None else \
+                        (r[0], r[1], r[2] + n, r[3] + t if serial else max(r[3], t))
+                stats.setdefault("classes", []).extend(rows.values())
                 if tracing:   # (GPUEXT_KSW_TRACE=1) per launch: its class, its start on the device (ms from the
                     # uploads) and on the host (ms from the "setup" mark, as the trace: when the launch was enqueued)
                     stats.setdefault("class_starts", []).extend(
