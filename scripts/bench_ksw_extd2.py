@@ -19,7 +19,6 @@ exact second-pass gap fills, with ONT-like errors.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 import time
@@ -90,18 +89,6 @@ def random_jobs(rng, cells_target: float) -> JobBatch:
 
 def _batch(qs, ts, W, Z, E, F, scoring) -> JobBatch:
     return JobBatch.of(scoring, qs, ts, KERNEL_EXTD2, W, Z, E, F)
-
-
-def lock_jobs(batch: JobBatch) -> None:
-    """Every array of the batch moved into page-locked memory, where gpuext map's engine exports its jobs
-    for the CUDA backend (CudaBackend.host_alloc): the launchers send them without a staging copy."""
-    from gpuext.backends.cuda.staging import pooled_pinned
-
-    for name in (f.name for f in dataclasses.fields(batch) if f.name != "scoring"):
-        v = getattr(batch, name)
-        h = pooled_pinned(len(v), v.dtype)
-        h[:] = v
-        setattr(batch, name, h)
 
 
 def load_jobs(path: str) -> JobBatch:
@@ -175,7 +162,7 @@ def main() -> int:
     print(f"jobs: {batch.n}, band cells: {cells.sum() / 1e9:.2f} G ({time.perf_counter() - t:.1f} s to make), "
           f"job arrays {a.upload}")
     if a.upload == "locked":   # where gpuext map's engine exports them (CudaBackend.host_alloc)
-        lock_jobs(batch)
+        batch = ksw_extd2.pin(batch)
     gm = None if a.gpu_mem is None else int(a.gpu_mem)
     reasons = kern.supports(batch, gpu_mem=gm)
     take = np.flatnonzero(reasons == 0)

@@ -29,11 +29,10 @@ def main() -> int:
 
     import cupy
 
-    from bench_ksw_extd2 import load_jobs, lock_jobs
+    from bench_ksw_extd2 import load_jobs
     from gpuext.backends.cuda import ksw_extd2
 
-    batch = load_jobs(a.jobs)
-    lock_jobs(batch)
+    batch = ksw_extd2.pin(load_jobs(a.jobs))
     ksw_extd2.run(batch)
     ksw_extd2.run(batch)
     ms, team, pipe = [], [], []

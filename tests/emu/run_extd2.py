@@ -193,7 +193,7 @@ def main() -> int:
                          "low-complexity ones (repeat_jobs) and ones with a small Z-drop (zdrop_jobs)")
     ap.add_argument("--expect", default="", help="comma-separated DP kernels (w1_smem, reg8x2_e, ...) that must run")
     ap.add_argument("--pinned", action="store_true",
-                    help="the sequences in page-locked memory (pooled_pinned), as the engine exports them")
+                    help="the job arrays in page-locked memory (ksw_extd2.pin), as the engine exports them")
     ap.add_argument("--waves", type=int, default=0, help="upload waves the calls must have taken (0: not checked)")
     a = ap.parse_args()
 
@@ -239,13 +239,7 @@ def main() -> int:
             # the largest job's bound (ksw2's allocation): every job fits, the call is cut in many chunks
             runs = [(idx, int(need.max())), (idx, None)]
         if a.pinned:   # (upload waves need both sequence arrays there)
-            from gpuext.backends.cuda.staging import pooled_pinned
-
-            for f in ("qseq", "tseq"):
-                v = np.asarray(getattr(b, f))
-                h = pooled_pinned(len(v), v.dtype)
-                h[:] = v
-                setattr(b, f, h)
+            b = gpu.pin(b)
         assert (gpu.supports(b) == 0).all()
         want = cpu.run(b, n_threads=2)
         for idx, budget in runs:

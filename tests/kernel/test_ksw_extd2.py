@@ -388,7 +388,6 @@ def test_upload_waves_match_ksw2(preset, monkeypatch):
     and the throughput classes' jobs of each slice start as soon as it is up, while later slices are still
     being copied: every field and CIGAR as ksw2's, with short jobs on the slices' edges, three runs."""
     from gpuext.backends.cuda import ksw_extd2
-    from gpuext.backends.cuda.staging import pooled_pinned
 
     rng = np.random.default_rng([SEED, 71, list(PRESETS).index(preset)])
     parts = [random_jobs(rng, preset, 3000, max_len=1500), random_jobs(rng, preset, 3000, max_len=60)]
@@ -396,12 +395,7 @@ def test_upload_waves_match_ksw2(preset, monkeypatch):
     fb.flag = np.where(rng.random(fb.n) < 0.5, KSW_EZ_APPROX_MAX, KSW_EZ_APPROX_MAX | KSW_EZ_REV_CIGAR).astype(np.int32)
     fb.w = np.maximum(fb.qlen(), fb.tlen()).astype(np.int32)
     batch = JobBatch.concat(parts + [fb])
-    batch = batch.subset(rng.permutation(batch.n))   # short and long jobs on every slice's edges
-    for f in ("qseq", "tseq"):
-        v = np.asarray(getattr(batch, f))
-        h = pooled_pinned(len(v), v.dtype)
-        h[:] = v
-        setattr(batch, f, h)
+    batch = ksw_extd2.pin(batch.subset(rng.permutation(batch.n)))   # short and long jobs on every slice's edges
     nbytes = len(batch.qseq) + len(batch.tseq)
     monkeypatch.setenv("GPUEXT_KSW_WAVE_BYTES", str(nbytes // ksw_extd2.WAVES + 1))
     ref, got = _run_both(batch)

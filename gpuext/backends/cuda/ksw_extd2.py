@@ -220,6 +220,25 @@ def supports(batch: JobBatch, gpu_mem: int | None = None) -> np.ndarray:
     return out
 
 
+def pin(batch: JobBatch) -> JobBatch:
+    """The batch with its arrays in page-locked host memory from CuPy's pool (pooled_pinned), where gpuext
+    map's engine exports its jobs for this backend (CudaBackend.host_alloc); arrays there already are kept.
+    run() (and ksw_extz2.run) then sends them with DMAs straight from there, and a call of over WAVE_BYTES
+    of sequences goes up in upload waves. The JobBatch twin of ksw_extend2.pin."""
+    from dataclasses import fields, replace
+
+    from .staging import is_pinned
+
+    def locked(a):
+        if is_pinned(a):
+            return a
+        h = pooled_pinned(len(a), a.dtype)
+        h[:] = a
+        return h
+
+    return replace(batch, **{f.name: locked(getattr(batch, f.name)) for f in fields(batch) if f.name != "scoring"})
+
+
 def _wave_class(c: int) -> bool:
     """Whether launch class c runs per upload wave (ksw_wave_cls): one-warp rings, register and full-band
     kernels, not the teams, the pass pipelines or the ring pipeline."""
