@@ -16,7 +16,7 @@
 //   ksw_extd2_dp_fb*    full-band APPROX_MAX jobs: a clean DP (no ring)
 //                       each DP kernel ends with its jobs' backtrack (tb_job: start cell choice and
 //                       ksw_backtrack), a warp per job, on the SM that wrote the direction bytes
-//   ksw_extd2_pack      one thread per job: CIGAR copy, reversed unless KSW_EZ_REV_CIGAR
+//   ksw_extd2_pack      one warp per job: CIGAR copy, reversed unless KSW_EZ_REV_CIGAR
 //   ksw_extd2_plan, ksw_extd2_class, ksw_extd2_offsets
 //                       one thread per job: sizes, launch class, sort key and arena offsets
 //
@@ -2752,15 +2752,17 @@ extern "C" __global__ void ksw_extd2_pack(const int* __restrict__ jlist, int n_l
 										  const int* __restrict__ ncig, const ki64* __restrict__ out_off,
 										  ku32* __restrict__ out)
 {
-	int k = blockIdx.x * blockDim.x + threadIdx.x;
+	// a warp per job, its lanes striding over the words (a thread per job had the longest CIGARs, some
+	// 10,000+ words, copied word by word: 0.15 ms of E. coli's tail)
+	const int k = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
 	if (k >= n_list) return;
 	const int jid = jlist[k], n = ncig[jid];
 	const ku32* __restrict__ src = cig + cig_off[jid];
 	ku32* __restrict__ dst = out + out_off[jid];
 	if (flv[jid] & KSW_EZ_REV_CIGAR)
-		for (int i = 0; i < n; ++i) dst[i] = src[i];
+		for (int i = lane; i < n; i += 32) dst[i] = src[i];
 	else
-		for (int i = 0; i < n; ++i) dst[i] = src[n - 1 - i];
+		for (int i = lane; i < n; i += 32) dst[i] = src[n - 1 - i];
 }
 
 // ---- planning (no host pass over the jobs) -----------------------------------------------------
