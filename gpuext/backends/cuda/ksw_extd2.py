@@ -304,11 +304,15 @@ def _stage(arrays, st, slot: int, threaded: bool):
     """The arrays (contiguous, any dtype) side by side in one device buffer (uint8), each at a
     256-byte aligned offset and followed by at least 4 bytes of padding: copied into a pinned
     buffer, in pieces of PIECE bytes by the copy threads when threaded, each piece sent by
-    an asynchronous DMA on stream st as soon as it is staged. Returns (device buffer, offsets,
-    futures); the copies are done when the futures are."""
+    an asynchronous DMA on stream st as soon as it is staged; else by the calling thread, each run of
+    staged neighbours in one DMA (Staging.send_span). Arrays already in page-locked memory go up from
+    where they are. Returns (device buffer, offsets, futures); the copies are done when the futures are."""
     up = Staging(arrays, st, slot)
-    for i in range(len(arrays)):
-        up.send(i, threaded=threaded)
+    if threaded:
+        for i in range(len(arrays)):
+            up.send(i)
+    else:
+        up.send_span(0, len(arrays), st)
     return up.dev, up.offs, up.futs
 
 
@@ -536,14 +540,16 @@ def _launch_rank(key: tuple, warps: float | None = None) -> tuple[int, int]:
     return r
 
 
-def _launch_order(keys, warps: dict | None = None) -> list:
+def _launch_order(keys, warps: dict | None = None, ranks: dict | None = None) -> list:
     """The launch class keys in launch order: highest stream priority first, then _launch_rank's
     position (warps: per key, for the few-warp rule); but the pass pipeline right after the teams,
     ahead of the other priority-2 classes: its largest job is one of a call's two longest chains, and
     each launch before it costs the host 0.05-0.3 ms (fbx's preparation about 0.3: E. coli's
     pipeline reached its launch 0.5-0.9 ms after the uploads). A later launch of higher priority still
-    has its blocks started first. ($GPUEXT_KSW_FBP_FIRST=0: strictly by priority, for A/B timing.)"""
-    rank = {k: _launch_rank(k, None if warps is None else warps[k]) for k in keys}
+    has its blocks started first. ($GPUEXT_KSW_FBP_FIRST=0: strictly by priority, for A/B timing.)
+    ranks: the keys' _launch_rank, when the caller has them already."""
+    rank = dict(ranks) if ranks is not None else \
+        {k: _launch_rank(k, None if warps is None else warps[k]) for k in keys}
     if _env_int("GPUEXT_KSW_FBP_FIRST", 1):   # right behind the last of the teams
         tp, tpos = max(_launch_rank_of_kind((nw, 0)) for nw in (16, 8, 4))
         rank.update({k: (tp, tpos + 0.5) for k in keys if k[0] == "fbp"})
@@ -568,11 +574,22 @@ def module_defines() -> tuple[dict, dict, int, list]:
     return defines, shapes, reg_lg, used
 
 
+_MODULE_KNOBS = ("GPUEXT_KSW_REG", "GPUEXT_KSW_REG_SHAPES", "GPUEXT_KSW_FBP_K", "GPUEXT_KSW_DEFINES")
+_module_of: dict = {}
+
+
 def _module():
     """The module on the current device: (module, register kernel shapes, largest register ring lg, the
-    shapes in use)."""
-    defines, shapes, reg_lg, used = module_defines()
-    return load_module("ksw_extd2.cu", defines), shapes, reg_lg, used
+    shapes in use); kept per device and the values of the knobs module_defines reads (working them out
+    and finding the module took a call about 25 us before its planning could start)."""
+    import cupy
+
+    key = (cupy.cuda.Device().id,) + tuple(os.environ.get(k) for k in _MODULE_KNOBS)
+    got = _module_of.get(key)
+    if got is None:
+        defines, shapes, reg_lg, used = module_defines()
+        got = _module_of[key] = (load_module("ksw_extd2.cu", defines), shapes, reg_lg, used)
+    return got
 
 
 _functions: dict = {}
@@ -863,8 +880,9 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 # launches: (key, class, first job in lst32, jobs); the middle team's jobs come longest
                 # first, and those long enough to be the call's critical path (counted by ksw_extd2_class)
                 # get 8 warps, the rest 4: two launches of one class
+                ranks = {k: _launch_rank(k, w) for k, w in warps.items()}   # (each launch's stream priority)
                 parts = []
-                for key in (_launch_order(present, warps) if prio else present):
+                for key in (_launch_order(present, warps, ranks) if prio else present):
                     c, n = present[key], int(cnt[present[key]])
                     if key[0] == "fbb":   # fewer books blocks per launch than SM slots (ksw_extd2_dp_fbb:
                         # half the slots of its 16 one-warp blocks per SM)
@@ -918,7 +936,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     if shm > 48 * 1024 and _big_smem.get(id(fn), 0) < shm:   # (a driver call: once per size)
                         fn.max_dynamic_shared_size_bytes = _big_smem[id(fn)] = shm
                     d_sel = lst32[s0:s0 + n]
-                    st = main if serial else stream(key, _launch_rank(key, warps.get(key))[0] if prio else 0)
+                    st = main if serial else \
+                        stream(key, (ranks.get(key) or _launch_rank(key))[0] if prio else 0)
                     if wave is not None and wave < n_waves - 1:
                         st.wait_event(ev_ar)
                         st.wait_event(ev_waves[wave])
@@ -988,7 +1007,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     d_coff = cupy.zeros(m + 1, i64)
                     cupy.cumsum(d_ncig, dtype=i64, out=d_coff[1:])
                     d_out = cupy.empty(max(sizes[2], 1), np.uint32)
-                    k_pack(((off + 127) // 128,), (128,),
+                    k_pack(((32 * off + 255) // 256,), (256,),   # (a warp per job)
                            (lst32, i32(off), d_flag, d_cigoff, d_cig, d_ncig, d_coff, d_out))
                     ev_pk = main.record()
                     h_coff = _to_host(d_coff, main, blocking=not last)
@@ -996,15 +1015,12 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         h_all = _fields_to_host(d_res, main)
                     ev_rb = main.record()
                     total = int(h_coff[-1])
-                    h_out = _to_host(d_out[:total], main)
+                    h_out = _to_host(d_out[:total], main, blocking=False)
                     ev_cg = main.record()
-                    main.synchronize()
-                mark("read back")
-                # after the DP: packing, the results' read-back, the CIGARs' (the host reads the total between)
-                for k, a, b in (("t_pack", ev_end, ev_pk), ("t_rb_res", ev_pk, ev_rb), ("t_rb_cig", ev_rb, ev_cg)):
-                    stats[k] = stats.get(k, 0.0) + cupy.cuda.get_elapsed_time(a, b) / 1e3
+                # while the CIGARs come back (the host has read what the main stream wrote after waiting
+                # for every class, so their events are done): the statistics
                 stats["cigar_words"] = stats.get("cigar_words", 0) + total
-                stats["t_wait"] = stats.get("t_wait", 0.0) + time.perf_counter() - t_launched
+                stats["cigar_cap"] = stats.get("cigar_cap", 0) + sizes[2]   # (the backtracks' arena, words)
                 stats["t_dp"] += max(cupy.cuda.get_elapsed_time(ev_t0, x[1]) for x in ev) / 1e3
                 stats["waves"] = n_waves
                 if ci == 0:   # the sequences' DMAs (beside the device planning)
@@ -1026,6 +1042,12 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                     # uploads) and on the host (ms from the "setup" mark, as the trace: when the launch was enqueued)
                     stats.setdefault("class_starts", []).extend(
                         (name(k), k[1], cupy.cuda.get_elapsed_time(ev_t0, e), (h - t0) * 1e3) for k, e, h in starts)
+                main.synchronize()
+                mark("read back")
+                stats["t_wait"] = stats.get("t_wait", 0.0) + time.perf_counter() - t_launched
+                # after the DP: packing, the results' read-back, the CIGARs' (the host reads the total between)
+                for k, a, b in (("t_pack", ev_end, ev_pk), ("t_rb_res", ev_pk, ev_rb), ("t_rb_cig", ev_rb, ev_cg)):
+                    stats[k] = stats.get(k, 0.0) + cupy.cuda.get_elapsed_time(a, b) / 1e3
                 chunk_out.append((h_coff, h_out))
                 del d_dir, d_doff, d_cig, d_ring, d_out, keep
         else:

@@ -20,6 +20,7 @@ enqueued by the calling thread (`Staging.direct[i]`).
 """
 from __future__ import annotations
 
+import bisect
 import ctypes
 import os
 import threading
@@ -34,6 +35,8 @@ _pinned: dict = {}
 _pool = None
 _streams: dict = {}
 _regions: dict = {}   # live arrays of pinned_empty and pooled_pinned: start address -> end address
+_version = 0          # bumped on every change of _regions
+_index = (-1, ())     # (the _version it was built for, _regions' starts in order): is_pinned's bisection
 
 
 def stream(key, priority: int = 0):
@@ -96,18 +99,35 @@ def pinned_empty(n: int, dtype=np.uint8) -> np.ndarray:
 
 def _register(a: np.ndarray, nb: int) -> None:
     """Record a's nb bytes as page-locked (for is_pinned) while a lives."""
+    global _version
     start = a.ctypes.data
     _regions[start] = start + nb
-    weakref.finalize(a, _regions.pop, start, None)
+    _version += 1
+    weakref.finalize(a, _unregister, start)
+
+
+def _unregister(start: int) -> None:
+    global _version
+    _regions.pop(start, None)
+    _version += 1
 
 
 def is_pinned(a: np.ndarray) -> bool:
-    """Whether a is contiguous and its bytes lie in one allocation of pinned_empty or pooled_pinned."""
+    """Whether a is contiguous and its bytes lie in one allocation of pinned_empty or pooled_pinned (the
+    allocations do not overlap: the one to check is the last that starts at or before a; a launcher call
+    asks this of each of its arrays, so it is a bisection over the sorted starts, rebuilt after a change,
+    not a pass over every live allocation)."""
+    global _index
     if not a.flags.c_contiguous:
         return False
     lo = a.ctypes.data
-    hi = lo + a.nbytes
-    return any(s <= lo and hi <= e for s, e in list(_regions.items()))
+    v, starts = _index
+    if v != _version:   # (a registration racing this is seen by the next call: at worst a staged copy)
+        v = _version
+        starts = tuple(sorted(list(_regions)))
+        _index = (v, starts)
+    i = bisect.bisect_right(starts, lo) - 1
+    return i >= 0 and lo + a.nbytes <= _regions.get(starts[i], -1)
 
 
 def copy_pool():
