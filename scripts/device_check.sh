@@ -78,7 +78,7 @@ bench_ab() {
 }
 
 # A/B of the working tree against the files in $AB_BASE (default .carry/ab/base, from scripts/ab_snapshot.sh
-# REV): per job set (E. coli, the 10k set), $AB_ROUNDS rounds (default 3) of scripts/time_extd2.py in separate
+# REV): per job set ($AB_SETS, default "ecoli_ont big_ont"), $AB_ROUNDS rounds (default 3) of scripts/time_extd2.py in separate
 # processes, base (A) then working tree (B); the working tree's files are put back at the end
 bench_abrev() {
   local base=${AB_BASE:-.carry/ab/base} mine=$T/ab_mine f
@@ -86,10 +86,10 @@ bench_abrev() {
   mapfile -t files < <(cd "$base" && find . -type f ! -name REV | sed 's|^\./||')
   for f in "${files[@]}"; do mkdir -p "$mine/$(dirname "$f")"; cp "$f" "$mine/$f"; done
   use() { for f in "${files[@]}"; do cp "$1/$f" "$f"; done; }
-  big_ont
+  [[ " ${AB_SETS:-big_ont} " == *" big_ont "* ]] && big_ont
   echo "== A/B: $(cat "$base/REV" 2>/dev/null) (A) against the working tree (B): ${files[*]}"
-  for row in "ecoli_ont:$ONT" "big_ont:$T/big_ont.fq.gz"; do
-    name=${row%%:*}; reads=${row#*:}
+  for name in ${AB_SETS:-ecoli_ont big_ont}; do
+    if [ "$name" = ecoli_ont ]; then reads=$ONT; else reads=$T/big_ont.fq.gz; fi
     [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
     for r in $(seq "${AB_ROUNDS:-3}"); do
       for arm in A B; do
