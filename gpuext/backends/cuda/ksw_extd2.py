@@ -1057,6 +1057,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         for f in futs:   # the pinned buffer must not be reused while a copy thread still writes
             f.result()
         up.synchronize()
+        main.synchronize()   # (after an error: no read-back still writing into a pooled pinned block)
     t1 = time.perf_counter()
     if len(chunk_out) == 1:
         coff, cigar = chunk_out[0]
