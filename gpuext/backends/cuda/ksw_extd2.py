@@ -227,16 +227,9 @@ def pin(batch: JobBatch) -> JobBatch:
     of sequences goes up in upload waves. The JobBatch twin of ksw_extend2.pin."""
     from dataclasses import fields, replace
 
-    from .staging import is_pinned
+    from .staging import page_locked
 
-    def locked(a):
-        if is_pinned(a):
-            return a
-        h = pooled_pinned(len(a), a.dtype)
-        h[:] = a
-        return h
-
-    return replace(batch, **{f.name: locked(getattr(batch, f.name)) for f in fields(batch) if f.name != "scoring"})
+    return replace(batch, **{f.name: page_locked(getattr(batch, f.name)) for f in fields(batch) if f.name != "scoring"})
 
 
 def _wave_class(c: int) -> bool:

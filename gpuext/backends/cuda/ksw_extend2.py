@@ -40,7 +40,7 @@ import numpy as np
 
 from ...bwa.dump import ExtendJobs, ExtendResults
 from .loader import load_module
-from .staging import Staging, is_pinned, pinned_empty, pooled_pinned, stream
+from .staging import Staging, is_pinned, page_locked, pinned_empty, pooled_pinned, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_INPUT = 1    # qlen < 1, tlen < 0, h0 < 1, unknown matrix or a base >= m (ksw_extend2 would fail)
@@ -112,14 +112,8 @@ def pin(jobs: ExtendJobs) -> ExtendJobs:
     copy, as long as it runs all of them (idx None or every job in order)."""
     from dataclasses import replace
 
-    def locked(a):
-        if is_pinned(a):
-            return a
-        b = pinned_empty(a.size, a.dtype)
-        b[:] = a
-        return b
-
-    return replace(jobs, **{k: locked(getattr(jobs, k)) for k in ("qseq", "tseq", "qoff", "toff", *PER_JOB)})
+    return replace(jobs, **{k: page_locked(getattr(jobs, k), pinned_empty)
+                            for k in ("qseq", "tseq", "qoff", "toff", *PER_JOB)})
 
 
 def _mat_stats(jobs: ExtendJobs):

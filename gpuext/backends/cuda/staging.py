@@ -11,7 +11,8 @@ the stream after it. The
 pinned buffer is kept per (device, calling thread, slot) and reused by that thread's next call, so
 `close()` (waiting for every copy) must run before the caller returns. `stream(key, priority)` is a
 non-blocking stream per (device, calling thread, key, priority), kept across calls. `pooled_pinned(n)` is
-page-locked memory from CuPy's pool in power-of-two blocks (result read-backs, job arrays).
+page-locked memory from CuPy's pool in power-of-two blocks (result read-backs, job arrays). `page_locked(a)` is a, or a
+copy of it in such memory when it is not there already (the launchers' `pin`).
 
 An array that already lives in page-locked memory from `pinned_empty` or `pooled_pinned` (the caller
 allocated its jobs there, as `gpuext bwa-replay` does and the engine does for the CUDA backend:
@@ -95,6 +96,16 @@ def pinned_empty(n: int, dtype=np.uint8) -> np.ndarray:
     a = np.frombuffer(cupy.cuda.PinnedMemoryPointer(cupy.cuda.PinnedMemory(nb), 0), dt, n)
     _register(a, nb)
     return a
+
+
+def page_locked(a: np.ndarray, alloc=pooled_pinned) -> np.ndarray:
+    """a itself when it already lies in page-locked memory (is_pinned), else a copy in a new array of
+    alloc (pooled_pinned or pinned_empty): the launchers' pin(), which put a batch where they send it from."""
+    if is_pinned(a):
+        return a
+    h = alloc(a.size, a.dtype)
+    h[:] = a
+    return h
 
 
 def _register(a: np.ndarray, nb: int) -> None:
