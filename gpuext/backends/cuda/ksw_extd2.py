@@ -555,7 +555,8 @@ def _reg_kernel_name(G: int, K: int, exact: bool) -> str:
 
 def module_defines() -> tuple[dict, dict, int, list]:
     """The defines this configuration (the knobs above) builds the module with: (defines, register
-    kernel shapes, largest register ring lg, the shapes in use)."""
+    kernel shapes, largest register ring lg, the shapes in use). The knobs it reads are _MODULE_KNOBS,
+    the key under which _module keeps its result: a knob added here goes there too."""
     shapes, reg_lg = _reg_shapes(), _reg_lg()
     # only the register kernels this configuration uses are built (NVRTC time grows with each)
     used = sorted({shapes[L] for L in range(6, reg_lg + 1)}) if reg_lg else []
@@ -875,7 +876,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                 # get 8 warps, the rest 4: two launches of one class
                 ranks = {k: _launch_rank(k, w) for k, w in warps.items()}   # (each launch's stream priority)
                 parts = []
-                for key in (_launch_order(present, warps, ranks) if prio else present):
+                for key in (_launch_order(present, ranks=ranks) if prio else present):
                     c, n = present[key], int(cnt[present[key]])
                     if key[0] == "fbb":   # fewer books blocks per launch than SM slots (ksw_extd2_dp_fbb:
                         # half the slots of its 16 one-warp blocks per SM)
