@@ -39,6 +39,14 @@ tests_map() {
 # the 10,000 simulated ONT reads (made once per call)
 big_ont() { [ -f "$T/big_ont.fq.gz" ] || python3 scripts/simulate_reads.py --profile ont -n 10000 --seed 8 -o "$T/big_ont.fq.gz" "$REF"; }
 
+# the recorded ksw_extd2 jobs of set $1 in $T/$1.npz, made once per call: ecoli_ont (the real E. coli reads)
+# or big_ont (the 10,000 simulated ONT reads, simulated here first)
+dump_jobs() {
+  local reads=$ONT
+  if [ "$1" = big_ont ]; then big_ont; reads=$T/big_ont.fq.gz; fi
+  [ -f "$T/$1.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$1.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
+}
+
 # one benchmark of recorded jobs (scripts/bench_ksw_extd2.py): $1 = time limit (s), $2 = the .npz, $3 = its
 # log (appended to), $4 = an optional VAR=value for it; prints the summary (rejected, GPU, CPU, ratio, differences)
 bench_jobs() {
@@ -57,11 +65,9 @@ verify_map() {
 # values ("" = the default); the job sets are recorded first
 bench_extd2() {
   local var=$1; shift
-  big_ont
   echo "== ksw_extd2 on recorded jobs (GPU incl. transfers vs stock ksw2 on $NT cores), A/B of $var"
-  for row in "big_ont:$T/big_ont.fq.gz" "ecoli_ont:$ONT"; do
-    name=${row%%:*}; reads=${row#*:}
-    [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
+  for name in big_ont ecoli_ont; do
+    dump_jobs "$name"
     for v in "$@"; do
       [ "$v" = default ] && v=""
       b=$(bench_jobs 100 "$T/$name.npz" "$OUT/bench_${name}_${var}_${v:-default}.log" "$var=$v")
@@ -86,11 +92,9 @@ bench_abrev() {
   mapfile -t files < <(cd "$base" && find . -type f ! -name REV | sed 's|^\./||')
   for f in "${files[@]}"; do mkdir -p "$mine/$(dirname "$f")"; cp "$f" "$mine/$f"; done
   use() { for f in "${files[@]}"; do cp "$1/$f" "$f"; done; }
-  [[ " ${AB_SETS:-big_ont} " == *" big_ont "* ]] && big_ont
   echo "== A/B: $(cat "$base/REV" 2>/dev/null) (A) against the working tree (B): ${files[*]}"
   for name in ${AB_SETS:-ecoli_ont big_ont}; do
-    if [ "$name" = ecoli_ont ]; then reads=$ONT; else reads=$T/big_ont.fq.gz; fi
-    [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
+    dump_jobs "$name"
     for r in $(seq "${AB_ROUNDS:-3}"); do
       for arm in A B; do
         if [ $arm = A ]; then use "$base"; else use "$mine"; fi
@@ -106,13 +110,11 @@ bench_abrev() {
 # (a value "default" leaves VAR empty), per job set ($AB_SETS, default "ecoli_ont big_ont") $AB_ROUNDS rounds (default 3)
 # of every value in separate processes, alternating; the last round's default also checked against the stock code
 bench_abknob() {
-  local spec=(${AB_KNOB:-GPUEXT_KSW_WAVES 1 default}) name reads v r l
+  local spec=(${AB_KNOB:-GPUEXT_KSW_WAVES 1 default}) name v r l
   local var=${spec[0]}
-  big_ont
   echo "== A/B of $var by time_extd2.py: ${spec[*]:1}"
   for name in ${AB_SETS:-ecoli_ont big_ont}; do
-    if [ "$name" = ecoli_ont ]; then reads=$ONT; else reads=$T/big_ont.fq.gz; fi
-    [ -f "$T/$name.npz" ] || gpuext map --quiet --backend cpu --dump-jobs "$T/$name.npz" -cx map-ont -t "$NT" "$REF" "$reads" >/dev/null
+    dump_jobs "$name"
     for r in $(seq "${AB_ROUNDS:-3}"); do
       for v in "${spec[@]:1}"; do
         local chk=()
@@ -177,8 +179,8 @@ case $PHASE in
     table+=("GPU tests (ksw_extd2): $(tail -1 "$OUT/kernel_tests_extd2.log")")
     bench_ab ;;
   ab) bench_ab ;;   # only the A/B benchmarks of ksw_extd2, e.g. EXTD2_AB="GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
-  abrev) bench_abrev ;;
-  abknob) bench_abknob ;;   # a launcher knob's values by time_extd2.py: AB_KNOB="VAR v1 v2 ..." (default upload waves off / on)   # the working tree's launcher against a revision's (scripts/ab_snapshot.sh REV first)
+  abrev) bench_abrev ;;   # the working tree's launcher against a revision's (scripts/ab_snapshot.sh REV first)
+  abknob) bench_abknob ;;   # a launcher knob's values by time_extd2.py: AB_KNOB="VAR v1 v2 ..." (default upload waves off / on)
   extz2)   # minimap2's ksw_extz2 (one gap cost): its GPU tests, the regression table with --backend cuda,
            # its benchmark on E. coli's jobs recorded with -O4 -E2, and gpuext map -O4 -E2 end to end
     timeout 240 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extz2.py 2>&1 \
