@@ -2,7 +2,7 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|abrev|abknob|build]  (two calls fit the 10-minute limit better;
+#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|abrev|abknob|e2eprof|exit|build]  (two calls fit the 10-minute limit better;
 #   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
 #   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
@@ -139,6 +139,36 @@ e2e() {
   done
 }
 
+# where gpuext map's time goes end to end: per input and -K, wall seconds of stock minimap2 and of gpuext map
+# --backend cpu and cuda (their SAM records checked against stock's), each run's timeline ($GPUEXT_TIMELINE,
+# with the shell's start and end) appended to $OUT/timelines.txt and its --stats to $OUT/stats.txt
+e2eprof() {
+  big_ont
+  local mm2 row name reads k b t tag s e
+  mm2=$(python3 scripts/upstream.py path minimap2)
+  echo "== end to end by backend (wall s)"
+  for row in "ecoli:$ONT:" "big_ont:$T/big_ont.fq.gz:" "big_ont:$T/big_ont.fq.gz:20M"; do
+    IFS=: read -r name reads k <<< "$row"
+    tag="$name${k:+-K$k}"
+    local args=(-ax map-ont -t "$NT" ${k:+-K "$k"} "$REF" "$reads") line="$tag:" TIMEFORMAT=%R
+    for r in 1 2; do
+      t=$( { time "$mm2" "${args[@]}" > "$T/stock.sam" 2>/dev/null; } 2>&1 | tail -1); line+=" stock $t"
+      # arms: cpu, cuda, cudaN (N hardware queues), cuda:VAR=value (with that environment variable)
+      for b in ${E2E_ARMS:-cpu cuda}; do
+        local q="" v=""; [[ $b =~ ^cuda([0-9]+)$ ]] && q=${BASH_REMATCH[1]}; [[ $b == *:* ]] && v=${b#*:}
+        s=$(date +%s.%N)
+        t=$( { time env ${q:+CUDA_DEVICE_MAX_CONNECTIONS=$q} ${v:+"$v"} GPUEXT_TIMELINE="$T/tl.tsv" gpuext map --quiet \
+              --backend "$(echo "${b%%:*}" | tr -d 0-9)" --stats "$T/st.json" "${args[@]}" > "$T/out.sam" 2>"$T/err.txt"; } 2>&1 | tail -1)
+        e=$(date +%s.%N)
+        cmp -s <(grep -v '^@PG' "$T/stock.sam") <(grep -v '^@PG' "$T/out.sam") && line+=" $b $t" || line+=" $b $t(DIFF)"
+        { echo "## $tag $b round $r: shell start $s end $e"; cat "$T/tl.tsv"; } >> "$OUT/timelines.txt"
+        { echo "## $tag $b round $r"; cat "$T/st.json"; echo; } >> "$OUT/stats.txt"
+      done
+    done
+    echo "$line"; table+=("$line")
+  done
+}
+
 bench() {
   e2e
   bench_extd2 GPUEXT_KSW_FB 0 ""   # 0: without the full-band kernels (A/B); "": the default
@@ -166,6 +196,8 @@ bench_bwa() {
 case $PHASE in
   tests) tests ;;
   map) tests_map; e2e ;;   # gpuext map with --backend cuda: the regression table, then end to end
+  e2eprof) e2eprof ;;   # E2E_ARMS="cuda cuda32 cuda:VAR=value ..." (default "cpu cuda")
+  exit) timeout 300 python3 scripts/exp_exit.py ;;   # what a CUDA process's start and exit cost
   bench) bench ;;
   bwa)
     timeout 200 python3 -m pytest -q -m gpu -p no:benchmark tests/kernel/test_ksw_extend2.py 2>&1 \

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from .. import timeline
 from ..engine.jobs import KERNEL_EXTZ2, JobBatch, ResultBatch
 
 Fallback = dict  # reason -> [jobs, cells]
@@ -48,9 +49,10 @@ class CudaBackend:
         # Backend steps of different rounds run on different pipeline threads: one at a time on the
         # GPU, so that each call has the whole memory budget (the CPU rounds still overlap them).
         self.lock = threading.Lock()
-        # CuPy's import (about 0.5 s), the CUDA context (about 0.6 s with 32 hardware queues), the kernels
-        # and a first small call are set up by a thread of their own while minimap2 builds its index and
-        # maps the first batch's reads; ready() waits for it. Not a daemon, so that the process never ends
+        # CuPy's import (about 0.5 s), the CUDA context (about 0.6 s with 32 hardware queues, made by the
+        # driver with the GIL released: minimap2's pipeline needs the GIL at every step), the kernels and a
+        # first small call are set up by a thread of their own while minimap2 builds its index and maps the
+        # first batch's reads; ready() waits for it. Not a daemon, so that the process never ends
         # inside a CUDA call of it; close() makes it stop at its next step (a run that maps nothing).
         # cpu_if_set_up_fails (--backend auto): a failed set-up sends every job to the cpu backend.
         self.cpu_if_set_up_fails = cpu_if_set_up_fails
@@ -65,17 +67,30 @@ class CudaBackend:
         try:
             if self._stop.is_set():
                 return
+            # the context by the driver in a thread of its own (the GIL released), CuPy's import meanwhile
+            from .cuda import retain_primary_context
+
+            t = timeline.now()
+            ctx = threading.Thread(target=retain_primary_context, args=(self.gpu,), name="gpuext-cuda-context")
+            ctx.start()
             import cupy
 
+            timeline.span("set-up: import cupy", t)
+            ctx.join()
+            timeline.span("set-up: CUDA context (driver)", t)
             device = cupy.cuda.Device(self.gpu)
             with device:
-                device.compute_capability   # (creates the context)
+                t = timeline.now()
+                device.compute_capability   # (the runtime takes the primary context, or makes it)
+                timeline.span("set-up: CuPy on the context", t)
                 if self.gpu_mem is None:
                     self.gpu_mem = self.kernel.default_gpu_mem()
                 for k in (self.kernel, self.kernel_z2):
                     if self._stop.is_set():
                         return
+                    t = timeline.now()
                     k.warm_up()
+                    timeline.span(f"set-up: {k.__name__.rsplit('.', 1)[-1]} module and warm-up call", t)
             self.device = device
         except BaseException as e:
             self._warm_error = e
@@ -99,6 +114,10 @@ class CudaBackend:
         """Wait for the set-up thread: True when the GPU is set up. A failed set-up is tried once more here;
         if that fails too, False when the cpu backend computes the jobs instead (cpu_if_set_up_fails, said
         once), else raise the error."""
+        if timeline.on and self._warm.is_alive():
+            t = timeline.now()
+            self._warm.join()
+            timeline.span("waited for the cuda set-up", t)
         self._warm.join()
         if self.device is not None:
             return True
@@ -120,8 +139,14 @@ class CudaBackend:
         return False
 
     def host_alloc(self, n: int, dtype) -> np.ndarray:
-        """Host memory for a batch's job arrays (the engine exports into it): page-locked, so that
-        run() sends them to the device without a staging copy."""
+        """Host memory for a batch's job arrays (the engine exports into it): ordinary memory, which run()
+        stages through its reused page-locked buffer by the copy threads. $GPUEXT_PINNED_JOBS=1: page-locked
+        memory from CuPy's pool, which run() sends without the staging copy. That saves a few ms in a warm
+        process, but page-locking a batch's fresh blocks costs more: on the 10,000 simulated ONT reads
+        (one batch) the export took 0.23 s instead of 0.05 and the first call 0.18 s instead of 0.14
+        (performance.md, thirty-first session)."""
+        if os.environ.get("GPUEXT_PINNED_JOBS", "0") != "1":
+            return np.empty(n, dtype)
         if not self.ready():
             return np.empty(n, dtype)
         from .cuda.staging import pooled_pinned
@@ -133,9 +158,15 @@ class CudaBackend:
         if not self.ready():   # (every job a cpu fallback)
             return self.cpu.run(batch)[0], {"GPU set-up failed": [batch.n, int(batch.cells().sum())]}
         with self.lock, self.device:
-            return self._run(batch)
+            t = timeline.now()
+            try:
+                return self._run(batch)
+            finally:
+                if timeline.on:
+                    timeline.span(f"cuda run ({batch.n} jobs)", t)
 
     def _run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
+        t = timeline.now()
         reasons = self.kernel.supports(batch, self.gpu_mem)
         z2 = batch.kernel == KERNEL_EXTZ2   # one gap cost: the extz2 kernel's (the same reason codes)
         if z2.any():
@@ -146,7 +177,13 @@ class CudaBackend:
                                (self.kernel_z2, np.flatnonzero((reasons == 0) & z2))):
             if len(on_gpu):
                 every = len(on_gpu) == batch.n   # (then no job list goes to the device)
+                timeline.span("  supports", t)
                 parts.append((on_gpu, kernel.run(batch, None if every else on_gpu, self.gpu_mem)))
+                if timeline.on:
+                    ls = kernel.last_stats
+                    timeline.mark("  " + kernel.__name__.rsplit(".", 1)[-1] + " ms: " + ", ".join(
+                        f"{k[2:]} {1e3 * v:.1f}" for k, v in ls.items() if k.startswith("t_") and isinstance(v, float)))
+                t = timeline.now()
         fallback: Fallback = {}
         if len(on_cpu):
             parts.append((on_cpu, self.cpu.run(batch.subset(on_cpu))[0]))
@@ -154,7 +191,9 @@ class CudaBackend:
             for code in np.unique(reasons[on_cpu]):
                 sel = reasons == code
                 fallback[self.kernel.REASONS[int(code)]] = [int(sel.sum()), int(cells[sel].sum())]
-        return ResultBatch.assemble(batch.n, parts), fallback
+        res = ResultBatch.assemble(batch.n, parts)
+        timeline.span("  cpu jobs, assemble", t)
+        return res, fallback
 
 
 class CorruptingBackend(CpuBackend):

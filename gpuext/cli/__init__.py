@@ -37,5 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     import importlib
 
+    from .. import timeline
+
+    timeline.mark(f"gpuext {argv[0]}")
     module = importlib.import_module(SUBCOMMANDS[argv[0]][0])
     return module.main(argv[1:])

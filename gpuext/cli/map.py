@@ -16,9 +16,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from .. import __version__, log
+from .. import __version__, log, timeline
 
 BACKENDS = ("auto", "cpu", "cuda", "stock")
+HW_QUEUES = "8"   # CUDA_DEVICE_MAX_CONNECTIONS for gpuext map, unless set (see main)
 if os.environ.get("GPUEXT_TEST_BACKENDS") == "1":
     BACKENDS += ("corrupt",)  # gpuext/backends: a backend that corrupts one result, for --verify tests
 
@@ -240,11 +241,19 @@ def main(argv: list[str]) -> int:
             return 1
     engine = None
     if opts.backend != "stock":
+        # One process per run: the driver's 8 hardware queues unless the user set a number. The 32 that the
+        # cuda package asks for otherwise (long-lived processes, the kernel benchmarks: no launch class then
+        # waits for another's blocks to be dispatched) cost about 0.35 s more to make the context and 0.2 s
+        # more at the process's exit, against a few ms in some latency-bound batches (performance.md,
+        # thirty-first session). Set before the cuda package is imported, so that its default does not apply.
+        os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", HW_QUEUES)
         from ..backends import resolve
         from ..engine.rounds import BatchEngine
 
         try:
+            timeline.mark("resolve")
             backend = resolve(opts.backend, _threads(opts.minimap2_argv), opts.gpu, _bytes(opts.gpu_mem))
+            timeline.mark("resolved")
         except ValueError as e:
             log.error("gpuext::map", str(e))
             return 1
@@ -262,8 +271,10 @@ def main(argv: list[str]) -> int:
     sys.stdout.flush()
     try:
         t0 = time.perf_counter()
+        t_cli = timeline.now()
         try:
             ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv), sam_tmp)
+            timeline.span("run_cli", t_cli)
         finally:
             if progress is not None:
                 progress.stop()
@@ -279,6 +290,7 @@ def main(argv: list[str]) -> int:
     finally:
         if sam_tmp and os.path.exists(sam_tmp):
             os.unlink(sam_tmp)
+    timeline.mark("after run_cli")
     if ret == 0 and engine is not None:
         from ..engine.rounds import report
 

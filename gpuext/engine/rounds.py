@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import log
+from .. import log, timeline
 from .jobs import JobBatch, Scoring
 from .verify import Verifier
 
@@ -128,10 +128,12 @@ class BatchEngine:
             b = self._batches[batch_ptr]
         final = step == self.n_steps - 1
         if not b["done"]:
+            t_step = timeline.now()
             if step % 2 == 0:
                 self._round(native, b, n_threads, step // 2, final)
             else:
                 self._compute(b, step // 2, n_threads)
+            timeline.span(f"batch {b['no']} step {step} ({n_reads} reads)", t_step)
         if final:
             with self.lock:
                 del self._batches[batch_ptr]
@@ -173,6 +175,10 @@ class BatchEngine:
             table.store(np.ascontiguousarray(ids), res)
             n_pred, pred_cells = table.predict(n_threads)
             t3 = time.perf_counter()
+            if timeline.on:
+                w = timeline.now() - t3   # (perf_counter stamps on the wall clock)
+                timeline.span("  export jobs", w + t_table, w + t0)
+                timeline.span("  store results, predict", w + t2, w + t3)
             with self.lock:
                 st = self.stats
                 st.time["backend"] += t1 - t0

@@ -146,3 +146,42 @@ def test_prebuilt_index_and_gzip_input(oracle, tmp_path):
     subprocess.run([str(oracle), "-x", "map-pb", "-d", str(stock_mmi), str(LAMBDA_REF)], check=True, capture_output=True)
     assert mmi.read_bytes() == stock_mmi.read_bytes()
     _same_as_stock(oracle, ["-a", "-x", "map-pb", str(mmi), str(LAMBDA_READS)])
+
+
+@pytest.mark.parametrize("preset_queues", [None, "32"])
+def test_map_asks_for_8_hardware_queues_unless_set(preset_queues, tmp_path):
+    """gpuext map is one process per run: it leaves the driver's 8 hardware queues (32 cost ~0.5 s of each
+    process's start and exit), set before the cuda package's own default of 32 can apply; a value the user
+    set is kept."""
+    import os
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    if preset_queues:
+        env["CUDA_DEVICE_MAX_CONNECTIONS"] = preset_queues
+    code = ("import os, sys; from gpuext.cli import map as m; "
+            f"rc = m.main(['--backend', 'cpu', '--quiet', '-o', {str(tmp_path / 'o.sam')!r}, '-a', "
+            f"{str(LAMBDA_REF)!r}, {str(LAMBDA_READS)!r}]); import gpuext.backends.cuda; "
+            "print(rc, os.environ['CUDA_DEVICE_MAX_CONNECTIONS'])")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split()[-2:] == ["0", preset_queues or "8"]
+
+
+def test_timeline_has_every_stage_in_order(tmp_path):
+    """GPUEXT_TIMELINE=FILE (profiling): gpuext map writes its stages, each pipeline step of each batch and
+    the process's exit as TSV rows (what, thread, start, end) in time order."""
+    import os
+    import sys
+
+    tl = tmp_path / "tl.tsv"
+    env = dict(os.environ, GPUEXT_TIMELINE=str(tl))
+    subprocess.run([sys.executable, "-m", "gpuext", "map", "--backend", "cpu", "--quiet", "-o", str(tmp_path / "o.sam"),
+                    "-a", str(LAMBDA_REF), str(LAMBDA_READS)], env=env, check=True, cwd=ROOT, capture_output=True)
+    rows = [line.split("\t") for line in tl.read_text().splitlines()]
+    assert rows[0] == ["what", "thread", "start", "end"]
+    what = [r[0] for r in rows[1:]]
+    for stage in ("gpuext map", "resolve", "resolved", "run_cli", "batch 1 step 0", "batch 1 step 1", "after run_cli", "exit"):
+        assert any(w.startswith(stage) for w in what), stage
+    starts = [float(r[2]) for r in rows[1:]]
+    assert starts == sorted(starts) and all(float(r[3]) >= float(r[2]) for r in rows[1:])
+    assert what[-1] == "exit"

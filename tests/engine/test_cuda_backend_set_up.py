@@ -136,6 +136,7 @@ def test_threads_wait_for_the_retry(no_gpu, monkeypatch):
             break
         threading.Event().wait(0.01)
     assert len(tries) == 2
+    monkeypatch.setenv("GPUEXT_PINNED_JOBS", "1")      # (host_alloc asks for page-locked memory: a GPU then)
     b = threading.Thread(target=use, args=("b", lambda: be.host_alloc(4, np.int32)))
     b.start()
     b.join(0.3)

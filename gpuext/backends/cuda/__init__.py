@@ -15,8 +15,9 @@ import os
 # queues, streams share them, and a class queued behind the pass pipeline's thousands of blocks starts
 # only once they have all been dispatched: in about a third of the processes, real E. coli took
 # 0.019-0.021 s instead of 0.016-0.017 s (performance.md, sixteenth session). 32 queues, the most, cost
-# about 0.3 s more when the process creates its CUDA context, which is when the driver reads this. A value
-# the user set wins.
+# about 0.3 s more when the process creates its CUDA context, which is when the driver reads this, and about
+# 0.2 s more at the process's exit. A value the user set wins; `gpuext map` sets 8 first (gpuext/cli/map.py:
+# there the process's start and exit weigh more).
 os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "32")
 
 
@@ -39,6 +40,20 @@ def device_count() -> int:
         return n.value
     except Exception:
         return 0
+
+
+def retain_primary_context(gpu: int) -> bool:
+    """Create GPU gpu's primary CUDA context (the one CuPy's runtime then uses) through the driver. ctypes
+    releases the GIL during the call, so minimap2's threads keep mapping while the context is made (about
+    0.5 s with 32 hardware queues; CuPy's first call would hold the GIL that long). False where libcuda
+    cannot be loaded by that name or the driver says no: CuPy then makes the context and reports any error."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        dev, ctx = ctypes.c_int(0), ctypes.c_void_p()
+        return (lib.cuInit(0) == 0 and lib.cuDeviceGet(ctypes.byref(dev), gpu) == 0
+                and lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev) == 0)
+    except Exception:
+        return False
 
 
 def available() -> bool:

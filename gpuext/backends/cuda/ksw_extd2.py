@@ -9,7 +9,7 @@ Work plan of one `run` (the host never loops over the jobs):
 1. a matrix with -min_sc > 2(q+e) (ksw2_extd2_sse.c:100) makes every job return ksw_reset_extz's
    values: done on the host, nothing reaches the GPU;
 2. the sequences go up by asynchronous DMAs: straight from the batch's arrays when they are in
-   page-locked memory (the engine exports jobs there for this backend: `CudaBackend.host_alloc`),
+   page-locked memory (`pin`; the engine exports jobs there with $GPUEXT_PINNED_JOBS=1),
    else staged in pinned memory by a few copy threads, piece by piece (page-locked ones of over
    WAVE_BYTES in up to WAVES slices of consecutive jobs, "upload waves", an event after each); meanwhile the per-job
    inputs (as the batch holds them, plus job_idx unless every job runs) go up in one copy and `ksw_extd2_plan` sizes every job on the device from ksw2's own
@@ -222,7 +222,8 @@ def supports(batch: JobBatch, gpu_mem: int | None = None) -> np.ndarray:
 
 def pin(batch: JobBatch) -> JobBatch:
     """The batch with its arrays in page-locked host memory from CuPy's pool (pooled_pinned), where gpuext
-    map's engine exports its jobs for this backend (CudaBackend.host_alloc); arrays there already are kept.
+    map's engine exports its jobs with $GPUEXT_PINNED_JOBS=1 (CudaBackend.host_alloc); arrays there already
+    are kept.
     run() (and ksw_extz2.run) then sends them with DMAs straight from there, and a call of over WAVE_BYTES
     of sequences goes up in upload waves. The JobBatch twin of ksw_extend2.pin."""
     from dataclasses import fields, replace

@@ -15,8 +15,8 @@ page-locked memory from CuPy's pool in power-of-two blocks (result read-backs, j
 copy of it in such memory when it is not there already (the launchers' `pin`).
 
 An array that already lives in page-locked memory from `pinned_empty` or `pooled_pinned` (the caller
-allocated its jobs there, as `gpuext bwa-replay` does and the engine does for the CUDA backend:
-`CudaBackend.host_alloc`) skips the staging copy: its bytes go up in DMAs straight from it,
+allocated its jobs there, as `gpuext bwa-replay` does, and the engine for the CUDA backend with
+$GPUEXT_PINNED_JOBS=1: `CudaBackend.host_alloc`) skips the staging copy: its bytes go up in DMAs straight from it,
 enqueued by the calling thread (`Staging.direct[i]`).
 """
 from __future__ import annotations
