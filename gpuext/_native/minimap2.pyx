@@ -9,7 +9,7 @@ knows about GPUs.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport malloc, free, calloc
 
-import numpy as np
+# (NumPy is imported by the functions that use it: `gpuext map` starts minimap2 before NumPy has loaded)
 
 cdef extern from "gx_glue.h":
     int gx_cli_run(int argc, char **argv, const char *sam_hdr_extra, const char *output_override) nogil
@@ -114,6 +114,7 @@ def ksw_batch(const uint8_t[::1] qseq, const int64_t[::1] qoff, const uint8_t[::
 
     Returns a dict of result arrays: the ksw_extz_t fields, 'coff' (int64[n+1]) and 'cigar' (uint32).
     """
+    import numpy as np
     cdef int64_t n = w.shape[0]
     if qoff.shape[0] != n + 1 or toff.shape[0] != n + 1 or kernel.shape[0] != n or zdrop.shape[0] != n \
             or end_bonus.shape[0] != n or flag.shape[0] != n:
@@ -220,8 +221,9 @@ cdef class JobTable:
 
     def pending(self, alloc=None):
         """The jobs recorded but not computed yet: (ids, dict of JobBatch arrays, scoring tuple).
-        alloc(n, dtype): where the JobBatch arrays go (default np.empty; the CUDA backend gives
-        page-locked memory, which it sends to the device without a staging copy)."""
+        alloc(n, dtype): where the JobBatch arrays go (default np.empty; the CUDA backend's host_alloc, which
+        gives page-locked memory with $GPUEXT_PINNED_JOBS=1, sent to the device without a staging copy)."""
+        import numpy as np
         cdef int64_t seq_len = 0
         cdef int64_t n = gx_table_pending(self.t, NULL, 0, &seq_len)
         ids = np.empty(max(n, 1), dtype=np.int64)
@@ -257,6 +259,7 @@ cdef class JobTable:
 
     def store(self, const int64_t[::1] ids, res):
         """Store a ResultBatch (row i of res is job ids[i] of the table)."""
+        import numpy as np
         cdef int64_t n = ids.shape[0]
         if n == 0:
             return

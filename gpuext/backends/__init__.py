@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import os
 import threading
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .. import timeline
-from ..engine.jobs import KERNEL_EXTZ2, JobBatch, ResultBatch
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..engine.jobs import JobBatch, ResultBatch
+# (NumPy and the job format are imported where used: `gpuext map` imports this package, for cuda.pick, while
+# another thread imports NumPy)
 
 Fallback = dict  # reason -> [jobs, cells]
 
@@ -145,6 +150,8 @@ class CudaBackend:
         process, but page-locking a batch's fresh blocks costs more: on the 10,000 simulated ONT reads
         (one batch) the export took 0.23 s instead of 0.05 and the first call 0.18 s instead of 0.14
         (performance.md, thirty-first session)."""
+        import numpy as np
+
         if os.environ.get("GPUEXT_PINNED_JOBS", "0") != "1":
             return np.empty(n, dtype)
         if not self.ready():
@@ -166,6 +173,10 @@ class CudaBackend:
                     timeline.span(f"cuda run ({batch.n} jobs)", t)
 
     def _run(self, batch: JobBatch) -> tuple[ResultBatch, Fallback]:
+        import numpy as np
+
+        from ..engine.jobs import KERNEL_EXTZ2, ResultBatch
+
         t = timeline.now()
         reasons = self.kernel.supports(batch, self.gpu_mem)
         z2 = batch.kernel == KERNEL_EXTZ2   # one gap cost: the extz2 kernel's (the same reason codes)
@@ -209,22 +220,16 @@ class CorruptingBackend(CpuBackend):
         return res, fb
 
 
-def cuda_available() -> bool:
-    from . import cuda
-
-    return cuda.available()
-
-
 def resolve(name: str, n_threads: int, gpu: int = 0, gpu_mem: int | None = None):
-    """The backend object for --backend NAME, or raise ValueError saying why it cannot be used."""
+    """The backend object for --backend NAME, or raise ValueError saying why it cannot be used (the choice
+    itself: cuda.pick)."""
+    from .cuda import pick
+
     auto = name == "auto"
-    if auto:
-        name = "cuda" if cuda_available() else "cpu"
+    name = pick(name, gpu)
     if name == "cpu":
         return CpuBackend(n_threads)
     if name == "cuda":
-        if not cuda_available():
-            raise ValueError("--backend cuda: CuPy or an NVIDIA GPU is missing (install gpuext[gpu])")
         try:
             return CudaBackend(n_threads, gpu, gpu_mem, cpu_if_set_up_fails=auto)
         except Exception as e:  # a GPU that does not exist, among others

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -247,25 +248,23 @@ def main(argv: list[str]) -> int:
         # more at the process's exit, against a few ms in some latency-bound batches (performance.md,
         # thirty-first session). Set before the cuda package is imported, so that its default does not apply.
         os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", HW_QUEUES)
-        from ..backends import resolve
-        from ..engine.rounds import BatchEngine
-
         try:
-            timeline.mark("resolve")
-            backend = resolve(opts.backend, _threads(opts.minimap2_argv), opts.gpu, _bytes(opts.gpu_mem))
-            timeline.mark("resolved")
+            gpu_mem = _bytes(opts.gpu_mem)
         except ValueError as e:
             log.error("gpuext::map", str(e))
             return 1
-        engine = BatchEngine(backend, opts.rounds, opts.verify, keep_jobs=opts.dump_jobs is not None)
-        if not opts.quiet:
-            log.info("gpuext::map", f"extension backend: {backend.name} (--backend {opts.backend})")
-    progress = None
-    if engine is not None:
-        from ..progress import Progress
+        engine = EngineInTheBackground(opts, gpu_mem)   # (its imports run while the driver is asked)
+        from ..backends.cuda import pick
 
-        if Progress.wanted(opts.quiet):
-            progress = Progress(engine.stats, opts.progress_interval, lock=engine.lock).start()
+        try:
+            timeline.mark("resolve")
+            pick(opts.backend, opts.gpu)
+            timeline.mark("resolved")
+        except ValueError as e:
+            engine.cancel()
+            log.error("gpuext::map", str(e))
+            return 1
+        engine.build()
     sam_tmp = f"{out}.gpuext-{os.getpid()}.sam" if bam else None
     native.install_engine(engine, engine.n_steps if engine else 1)
     sys.stdout.flush()
@@ -276,11 +275,9 @@ def main(argv: list[str]) -> int:
             ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv), sam_tmp)
             timeline.span("run_cli", t_cli)
         finally:
-            if progress is not None:
-                progress.stop()
             native.install_engine(None)
-            if engine is not None and hasattr(engine.backend, "close"):
-                engine.backend.close()   # (the cuda backend's set-up thread, should no batch have needed it)
+            if engine is not None:
+                engine = engine.finish()   # (the BatchEngine, or None if it could not be built)
         if engine is not None:
             engine.stats.time["total"] = time.perf_counter() - t0   # index, reading, mapping, output
         if ret == 0 and bam:
@@ -305,6 +302,78 @@ def main(argv: list[str]) -> int:
 
             JobBatch.concat(engine.kept).save(opts.dump_jobs)
     return ret
+
+
+class EngineInTheBackground:
+    """The batch engine, built in a thread of its own while minimap2 builds its index and reads the first
+    batch: the imports behind it (NumPy, the backends) and the backend take 0.2-0.4 s that minimap2 need not
+    wait for. minimap2's pipeline calls this object as it would the engine; each call waits until the engine is
+    built. The backend is chosen and checked before (cuda.pick, in the main thread) and built after `build()`,
+    so that a bad choice stops the run before minimap2 starts and starts nothing on the GPU."""
+
+    def __init__(self, opts: GpuextOptions, gpu_mem: int | None):
+        self.n_steps = 2 * opts.rounds + 1   # BatchEngine.n_steps (checked once it is built)
+        self.engine = None
+        self.progress = None
+        self._error: BaseException | None = None
+        self._go = threading.Event()
+        self._cancelled = False
+        self._thread = threading.Thread(target=self._build, args=(opts, gpu_mem), name="gpuext-engine")
+        self._thread.start()
+
+    def build(self) -> None:
+        self._go.set()
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._go.set()
+        self._thread.join()
+
+    def _build(self, opts: GpuextOptions, gpu_mem: int | None) -> None:
+        try:
+            t = timeline.now()
+            from ..backends import resolve
+            from ..engine.rounds import BatchEngine
+            from ..progress import Progress
+
+            timeline.span("engine: imports", t)
+            self._go.wait()
+            if self._cancelled:
+                return
+            backend = resolve(opts.backend, _threads(opts.minimap2_argv), opts.gpu, gpu_mem)
+            engine = BatchEngine(backend, opts.rounds, opts.verify, keep_jobs=opts.dump_jobs is not None)
+            assert engine.n_steps == self.n_steps
+            if not opts.quiet:
+                log.info("gpuext::map", f"extension backend: {backend.name} (--backend {opts.backend})")
+            if Progress.wanted(opts.quiet):
+                self.progress = Progress(engine.stats, opts.progress_interval, lock=engine.lock).start()
+            self.engine = engine
+            timeline.span("engine: built", t)
+        except BaseException as e:
+            self._error = e
+
+    def get(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self.engine
+
+    def __call__(self, *args) -> None:
+        self.get()(*args)
+
+    def finish(self):
+        """After minimap2's run: the engine (None if it could not be built and no batch needed it: said as a
+        warning), its progress reporter stopped and the cuda backend's set-up thread told to stop."""
+        self._thread.join()
+        if self.progress is not None:
+            self.progress.stop()
+        if self.engine is None:
+            if self._error is not None:
+                log.warn("gpuext::map", f"the batch engine could not be built: {self._error}")
+            return None
+        if hasattr(self.engine.backend, "close"):
+            self.engine.backend.close()   # (should no batch have needed it)
+        return self.engine
 
 
 def _bytes(text: str | None) -> int | None:

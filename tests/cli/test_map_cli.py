@@ -185,3 +185,20 @@ def test_timeline_has_every_stage_in_order(tmp_path):
     starts = [float(r[2]) for r in rows[1:]]
     assert starts == sorted(starts) and all(float(r[3]) >= float(r[2]) for r in rows[1:])
     assert what[-1] == "exit"
+
+
+@pytest.mark.parametrize("args", [["--backend", "cuda"], ["--backend", "auto", "--gpu", "99"]])
+def test_unusable_gpu_stops_the_run_before_minimap2(args, tmp_path):
+    """A GPU that cannot be used is said before minimap2 starts (the backend itself is then built while minimap2
+    builds its index): one [E::gpuext::map] line, a non-zero exit, nothing on stdout. Without a GPU (CI), --backend
+    cuda has none; with one, GPU 99 does not exist (auto picks cuda only when the driver sees a GPU)."""
+    from gpuext.backends import cuda
+
+    if args[1] == "cuda" and cuda.device_count() > 0:
+        args = ["--backend", "cuda", "--gpu", "99"]
+    if args[1] == "auto" and cuda.device_count() == 0:
+        pytest.skip("auto without a GPU is the cpu backend")
+    r = run_gpuext(["map", *args, "-a", str(LAMBDA_REF), str(LAMBDA_READS)], text=True)
+    assert r.returncode != 0 and r.stdout == ""
+    errors = [x for x in r.stderr.splitlines() if x.startswith("[E::")]
+    assert len(errors) == 1 and errors[0].startswith("[E::gpuext::map] --backend cuda:"), r.stderr

@@ -176,3 +176,49 @@ def test_auto_backend_computes_on_the_cpu_when_the_set_up_fails(no_gpu, monkeypa
     assert err.count("[W::gpuext::backend] GPU 0 set-up failed (MemoryError: out of memory while loading the kernels)") == 1
     assert err.count("set-up failed again (MemoryError: out of memory while loading the kernels): the cpu backend "
                      "computes") == 1
+
+
+def test_run_routes_each_job_and_merges_the_cpu_fallback(monkeypatch):
+    """CudaBackend._run (what run() does once the GPU is set up), with both kernels' launchers replaced by the
+    stock code: extd2 jobs go to ksw_extd2, extz2 jobs to ksw_extz2, jobs a launcher does not support to the cpu
+    backend (counted per reason), and the results come back in the batch's order, equal to the cpu backend's."""
+    from gpuext.engine.jobs import KERNEL_EXTD2, KERNEL_EXTZ2, JobBatch
+
+    base = ksw_extd2._warm_batch()
+    qs = [base.qseq[base.qoff[i]:base.qoff[i + 1]] for i in range(base.n)] * 4
+    ts = [base.tseq[base.toff[i]:base.toff[i + 1]] for i in range(base.n)] * 4
+    n = len(qs)
+    kernel = np.where(np.arange(n) % 4 == 1, KERNEL_EXTZ2, KERNEL_EXTD2).astype(np.int8)
+    batch = JobBatch.of(base.scoring, qs, ts, kernel, np.tile(base.w, 4), 400, -1,
+                        np.where(kernel == KERNEL_EXTZ2, 0, np.tile(base.flag, 4)))
+    calls = []
+
+    def launcher(mod, name, rejected):
+        def supports(b, gpu_mem):
+            codes = np.zeros(b.n, np.int32)
+            codes[rejected] = ksw_extd2.REJECT_MEMORY
+            return codes
+
+        def run(b, idx, gpu_mem):
+            calls.append((name, None if idx is None else list(idx)))
+            return cpu.run(b if idx is None else b.subset(np.asarray(idx)), 1)
+
+        monkeypatch.setattr(mod, "supports", supports)
+        monkeypatch.setattr(mod, "run", run)
+
+    launcher(ksw_extd2, "extd2", [2, 6])
+    launcher(ksw_extz2, "extz2", [5])
+    be = object.__new__(CudaBackend)
+    be.kernel, be.kernel_z2, be.cpu, be.gpu_mem = ksw_extd2, ksw_extz2, cpu_backend(), 1 << 30
+    got, fallback = be._run(batch)
+    ext = np.flatnonzero(kernel == KERNEL_EXTD2)
+    assert calls == [("extd2", [i for i in ext if i not in (2, 6)]), ("extz2", [1, 9])]
+    assert not got.diff(cpu.run(batch, 1))
+    cells = batch.cells()
+    assert fallback == {ksw_extd2.REASONS[ksw_extd2.REJECT_MEMORY]: [3, int(cells[[2, 5, 6]].sum())]}
+
+
+def cpu_backend():
+    from gpuext.backends import CpuBackend
+
+    return CpuBackend(1)

@@ -56,6 +56,24 @@ def retain_primary_context(gpu: int) -> bool:
         return False
 
 
+def pick(name: str, gpu: int = 0) -> str:
+    """The backend that --backend NAME means here: auto is cuda when the driver sees a GPU (and CuPy is
+    installed), else cpu; other names stay. Raises ValueError, saying why, when cuda cannot use GPU gpu. Asks
+    the driver only (no CuPy, no NumPy: about 0.1 s), so that `gpuext map` can say a bad choice before minimap2
+    starts and build the backend itself while minimap2 builds its index."""
+    if name not in ("auto", "cuda"):
+        return name
+    n = device_count()
+    if name == "auto":
+        name = "cuda" if n > 0 else "cpu"
+    if name == "cuda":
+        if n == 0:
+            raise ValueError("--backend cuda: CuPy or an NVIDIA GPU is missing (install gpuext[gpu])")
+        if not 0 <= gpu < n:
+            raise ValueError(f"--backend cuda: GPU {gpu} cannot be used: no such GPU (the driver sees {n})")
+    return name
+
+
 def available() -> bool:
     """True when CuPy is installed and the driver sees at least one CUDA device; never raises."""
     return device_count() > 0
