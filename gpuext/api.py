@@ -116,7 +116,7 @@ class Aligner:
         with _RUN_LOCK:
             saved, log.verbose = log.verbose, self.verbose
             try:
-                return cli_map.main(["--backend", self.backend, *self.args, *argv])
+                return cli_map.main(["--backend", self.backend, *self.args, *argv], command_line=False)
             finally:
                 log.verbose = saved
 

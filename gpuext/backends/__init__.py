@@ -36,6 +36,22 @@ class CpuBackend:
         return cpu.run(batch, self.n_threads), {}
 
 
+def _primary_context(gpu: int) -> None:
+    """cuda.retain_primary_context where CuPy is installed (without it the set-up fails anyway)."""
+    import importlib.util
+
+    from . import cuda
+
+    try:
+        if importlib.util.find_spec("cupy") is None:
+            return
+    except ValueError:   # (a cupy already imported without a spec)
+        pass
+    t = timeline.now()
+    cuda.retain_primary_context(gpu)
+    timeline.span("set-up: CUDA context (driver)", t)
+
+
 class CudaBackend:
     """ksw_extd2 and ksw_extz2 jobs on the GPU; every job the kernels do not take runs on the cpu backend."""
 
@@ -73,16 +89,14 @@ class CudaBackend:
             if self._stop.is_set():
                 return
             # the context by the driver in a thread of its own (the GIL released), CuPy's import meanwhile
-            from .cuda import retain_primary_context
-
-            t = timeline.now()
-            ctx = threading.Thread(target=retain_primary_context, args=(self.gpu,), name="gpuext-cuda-context")
+            ctx = threading.Thread(target=_primary_context, args=(self.gpu,), name="gpuext-cuda-context")
             ctx.start()
-            import cupy
-
+            t = timeline.now()
+            try:
+                import cupy
+            finally:
+                ctx.join()
             timeline.span("set-up: import cupy", t)
-            ctx.join()
-            timeline.span("set-up: CUDA context (driver)", t)
             device = cupy.cuda.Device(self.gpu)
             with device:
                 t = timeline.now()

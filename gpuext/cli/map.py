@@ -204,7 +204,9 @@ def pg_line(argv: list[str]) -> str:
     return f"@PG\tID:gpuext\tPN:gpuext\tPP:minimap2\tVN:{__version__}\tCL:{cl}"
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], command_line: bool = True) -> int:
+    """`gpuext map ARGV`; command_line=False for gpuext.Aligner, whose process is not one run (the CUDA
+    hardware queues are then left to the cuda package's default)."""
     try:
         opts = split_argv(argv)
     except UsageError as e:
@@ -247,7 +249,8 @@ def main(argv: list[str]) -> int:
         # waits for another's blocks to be dispatched) cost about 0.35 s more to make the context and 0.2 s
         # more at the process's exit, against a few ms in some latency-bound batches (performance.md,
         # thirty-first session). Set before the cuda package is imported, so that its default does not apply.
-        os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", HW_QUEUES)
+        if command_line:
+            os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", HW_QUEUES)
         try:
             gpu_mem = _bytes(opts.gpu_mem)
         except ValueError as e:
@@ -258,17 +261,22 @@ def main(argv: list[str]) -> int:
 
         try:
             timeline.mark("resolve")
-            pick(opts.backend, opts.gpu)
+            chosen = pick(opts.backend, opts.gpu)
             timeline.mark("resolved")
-        except ValueError as e:
+        except BaseException as e:
             engine.cancel()
+            if not isinstance(e, ValueError):
+                raise
             log.error("gpuext::map", str(e))
             return 1
         engine.build()
+        if not opts.quiet:
+            log.info("gpuext::map", f"extension backend: {chosen} (--backend {opts.backend})")
     sam_tmp = f"{out}.gpuext-{os.getpid()}.sam" if bam else None
-    native.install_engine(engine, engine.n_steps if engine else 1)
-    sys.stdout.flush()
+    built = None
     try:
+        native.install_engine(engine, engine.n_steps if engine else 1)
+        sys.stdout.flush()
         t0 = time.perf_counter()
         t_cli = timeline.now()
         try:
@@ -277,7 +285,13 @@ def main(argv: list[str]) -> int:
         finally:
             native.install_engine(None)
             if engine is not None:
-                engine = engine.finish()   # (the BatchEngine, or None if it could not be built)
+                built = engine.finish()   # (the BatchEngine, or None if it could not be built)
+        if engine is not None and built is None:   # (no batch needed it, or minimap2 failed first)
+            log.error("gpuext::map", f"the batch engine could not be built: {engine.error}")
+            if ret == 0 and isinstance(out, str) and not bam and os.path.exists(out):
+                os.unlink(out)   # (-o appears only when the run succeeded)
+            return 1
+        engine = built
         if engine is not None:
             engine.stats.time["total"] = time.perf_counter() - t0   # index, reading, mapping, output
         if ret == 0 and bam:
@@ -343,8 +357,6 @@ class EngineInTheBackground:
             backend = resolve(opts.backend, _threads(opts.minimap2_argv), opts.gpu, gpu_mem)
             engine = BatchEngine(backend, opts.rounds, opts.verify, keep_jobs=opts.dump_jobs is not None)
             assert engine.n_steps == self.n_steps
-            if not opts.quiet:
-                log.info("gpuext::map", f"extension backend: {backend.name} (--backend {opts.backend})")
             if Progress.wanted(opts.quiet):
                 self.progress = Progress(engine.stats, opts.progress_interval, lock=engine.lock).start()
             self.engine = engine
@@ -361,15 +373,17 @@ class EngineInTheBackground:
     def __call__(self, *args) -> None:
         self.get()(*args)
 
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
+
     def finish(self):
-        """After minimap2's run: the engine (None if it could not be built and no batch needed it: said as a
-        warning), its progress reporter stopped and the cuda backend's set-up thread told to stop."""
+        """After minimap2's run: the engine, or None if it could not be built (`error` says why), with its
+        progress reporter stopped and the cuda backend's set-up thread told to stop."""
         self._thread.join()
         if self.progress is not None:
             self.progress.stop()
         if self.engine is None:
-            if self._error is not None:
-                log.warn("gpuext::map", f"the batch engine could not be built: {self._error}")
             return None
         if hasattr(self.engine.backend, "close"):
             self.engine.backend.close()   # (should no batch have needed it)

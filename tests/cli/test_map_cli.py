@@ -169,7 +169,7 @@ def test_map_asks_for_8_hardware_queues_unless_set(preset_queues, tmp_path):
 
 def test_timeline_has_every_stage_in_order(tmp_path):
     """GPUEXT_TIMELINE=FILE (profiling): gpuext map writes its stages, each pipeline step of each batch and
-    the process's exit as TSV rows (what, thread, start, end) in time order."""
+    the process's exit as TSV rows (what, thread, start, end), and the stages happen in their order."""
     import os
     import sys
 
@@ -179,12 +179,17 @@ def test_timeline_has_every_stage_in_order(tmp_path):
                     "-a", str(LAMBDA_REF), str(LAMBDA_READS)], env=env, check=True, cwd=ROOT, capture_output=True)
     rows = [line.split("\t") for line in tl.read_text().splitlines()]
     assert rows[0] == ["what", "thread", "start", "end"]
-    what = [r[0] for r in rows[1:]]
-    for stage in ("gpuext map", "resolve", "resolved", "run_cli", "batch 1 step 0", "batch 1 step 1", "after run_cli", "exit"):
-        assert any(w.startswith(stage) for w in what), stage
-    starts = [float(r[2]) for r in rows[1:]]
-    assert starts == sorted(starts) and all(float(r[3]) >= float(r[2]) for r in rows[1:])
-    assert what[-1] == "exit"
+    rows = rows[1:]
+    first = {}
+    for r in rows:
+        first.setdefault(r[0].split(" (")[0], (float(r[2]), float(r[3])))
+    stages = ["gpuext map", "resolve", "resolved", "run_cli", "batch 1 step 0", "batch 1 step 1", "after run_cli", "exit"]
+    assert all(st in first for st in stages), sorted(first)
+    # each stage begins after the one before it ends (run_cli spans the steps: they begin after it begins)
+    for a, b in zip(stages, stages[1:]):
+        assert first[b][0] >= (first[a][0] if a == "run_cli" else first[a][1]), (a, b)
+    assert first["after run_cli"][0] >= first["run_cli"][1] >= first["batch 1 step 1"][1]
+    assert all(float(r[3]) >= float(r[2]) for r in rows)
 
 
 @pytest.mark.parametrize("args", [["--backend", "cuda"], ["--backend", "auto", "--gpu", "99"]])
@@ -202,3 +207,24 @@ def test_unusable_gpu_stops_the_run_before_minimap2(args, tmp_path):
     assert r.returncode != 0 and r.stdout == ""
     errors = [x for x in r.stderr.splitlines() if x.startswith("[E::")]
     assert len(errors) == 1 and errors[0].startswith("[E::gpuext::map] --backend cuda:"), r.stderr
+
+
+@pytest.mark.parametrize("reads", ["lambda", "empty"])
+def test_engine_that_cannot_be_built_fails_the_run(reads, tmp_path):
+    """The engine is built while minimap2 runs: if that fails, the run still fails with one error line and a
+    non-zero exit and no -o file, whether a batch needed the engine (the error stops the pipeline) or none did
+    (empty input)."""
+    import sys
+
+    path = LAMBDA_READS if reads == "lambda" else _write_fastq(tmp_path / "empty.fq", [])
+    code = ("import sys; from gpuext.engine import rounds\n"
+            "def broken(*a, **k): raise RuntimeError('planted: no engine')\n"
+            "rounds.BatchEngine.__init__ = broken\n"
+            "from gpuext.cli import map as m\n"
+            f"sys.exit(m.main(['--backend', 'cpu', '--quiet', '-o', {str(tmp_path / 'o.sam')!r}, '-a', "
+            f"{str(LAMBDA_REF)!r}, {str(path)!r}]))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode != 0
+    errors = [x for x in r.stderr.splitlines() if x.startswith("[E::")]
+    assert len(errors) == 1 and "planted: no engine" in errors[0], r.stderr
+    assert not (tmp_path / "o.sam").exists()

@@ -68,3 +68,17 @@ def test_map_one_read_and_stdout_survives(aligner, capfd):
 def test_unknown_option_is_refused():
     with pytest.raises(TypeError, match="unknown option"):
         gpuext.Aligner(str(REF), preset="map-pb", bogus=1)
+
+
+def test_aligner_leaves_the_hardware_queues_to_the_cuda_package():
+    """gpuext map sets 8 CUDA hardware queues for its one-run process; a process using gpuext.Aligner is not one
+    run, so the Aligner leaves the variable to the cuda package, which asks for 32 when it is imported."""
+    import os
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    code = ("import os, gpuext; r = ('r1', 'ACGT' * 100, None)\n"
+            f"with gpuext.Aligner({str(REF)!r}, preset='map-pb', n_threads=1, backend='cpu') as a: a.map_batch([r])\n"
+            "print(os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS'))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split()[-1] == "32"   # (gpuext map's choice would be 8)

@@ -33,6 +33,7 @@ def no_gpu(monkeypatch):
     fake.cuda = types.SimpleNamespace(Device=_Device)
     monkeypatch.setitem(sys.modules, "cupy", fake)
     monkeypatch.setattr(cuda_pkg, "device_count", lambda: 1)
+    monkeypatch.setattr(cuda_pkg, "retain_primary_context", lambda gpu: True)   # (no real context on a GPU host)
     events = []
     monkeypatch.setattr(CudaBackend, "_run", lambda self, batch: events.append(("run", self.gpu_mem)) or "results")
     monkeypatch.setattr(ksw_extd2, "default_gpu_mem", lambda: 123)
