@@ -144,9 +144,9 @@ def main() -> int:
     ap.add_argument("--gpu-mem", type=float, default=None, help="GPU memory budget in bytes")
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU run and the comparison")
     ap.add_argument("--upload", choices=("locked", "staged"), default=os.environ.get("GPUEXT_BENCH_UPLOAD", "locked"),
-                    help="locked: the job arrays in page-locked memory, as the engine exports them for the "
-                         "CUDA backend (sent without a staging copy); staged: in ordinary memory "
-                         "(default: $GPUEXT_BENCH_UPLOAD or locked)")
+                    help="locked: the job arrays in page-locked memory (sent without a staging copy; where the "
+                         "engine exports them for the CUDA backend with $GPUEXT_PINNED_JOBS=1); staged: in "
+                         "ordinary memory, as gpuext map exports them by default (default: $GPUEXT_BENCH_UPLOAD or locked)")
     a = ap.parse_args()
 
     import cupy
@@ -161,7 +161,7 @@ def main() -> int:
     kern = ksw_extz2 if batch.n and (batch.kernel == KERNEL_EXTZ2).all() else ksw_extd2
     print(f"jobs: {batch.n}, band cells: {cells.sum() / 1e9:.2f} G ({time.perf_counter() - t:.1f} s to make), "
           f"job arrays {a.upload}")
-    if a.upload == "locked":   # where gpuext map's engine exports them (CudaBackend.host_alloc)
+    if a.upload == "locked":   # (CudaBackend.host_alloc with $GPUEXT_PINNED_JOBS=1)
         batch = ksw_extd2.pin(batch)
     gm = None if a.gpu_mem is None else int(a.gpu_mem)
     reasons = kern.supports(batch, gpu_mem=gm)

@@ -37,16 +37,9 @@ class CpuBackend:
 
 
 def _primary_context(gpu: int) -> None:
-    """cuda.retain_primary_context where CuPy is installed (without it the set-up fails anyway)."""
-    import importlib.util
-
+    """cuda.retain_primary_context, timed (CudaBackend is only made where cuda.device_count found CuPy)."""
     from . import cuda
 
-    try:
-        if importlib.util.find_spec("cupy") is None:
-            return
-    except ValueError:   # (a cupy already imported without a spec)
-        pass
     t = timeline.now()
     cuda.retain_primary_context(gpu)
     timeline.span("set-up: CUDA context (driver)", t)
@@ -133,11 +126,10 @@ class CudaBackend:
         """Wait for the set-up thread: True when the GPU is set up. A failed set-up is tried once more here;
         if that fails too, False when the cpu backend computes the jobs instead (cpu_if_set_up_fails, said
         once), else raise the error."""
-        if timeline.on and self._warm.is_alive():
-            t = timeline.now()
-            self._warm.join()
-            timeline.span("waited for the cuda set-up", t)
+        waited, t = self._warm.is_alive(), timeline.now()
         self._warm.join()
+        if waited:
+            timeline.span("waited for the cuda set-up", t)
         if self.device is not None:
             return True
         if self._stop.is_set():

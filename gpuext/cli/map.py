@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from .. import __version__, log, timeline
+from ..engine import pipeline_steps
 
 BACKENDS = ("auto", "cpu", "cuda", "stock")
 HW_QUEUES = "8"   # CUDA_DEVICE_MAX_CONNECTIONS for gpuext map, unless set (see main)
@@ -326,7 +327,7 @@ class EngineInTheBackground:
     so that a bad choice stops the run before minimap2 starts and starts nothing on the GPU."""
 
     def __init__(self, opts: GpuextOptions, gpu_mem: int | None):
-        self.n_steps = 2 * opts.rounds + 1   # BatchEngine.n_steps (checked once it is built)
+        self.n_steps = pipeline_steps(opts.rounds)
         self.engine = None
         self.progress = None
         self._error: BaseException | None = None
@@ -356,7 +357,6 @@ class EngineInTheBackground:
                 return
             backend = resolve(opts.backend, _threads(opts.minimap2_argv), opts.gpu, gpu_mem)
             engine = BatchEngine(backend, opts.rounds, opts.verify, keep_jobs=opts.dump_jobs is not None)
-            assert engine.n_steps == self.n_steps
             if Progress.wanted(opts.quiet):
                 self.progress = Progress(engine.stats, opts.progress_interval, lock=engine.lock).start()
             self.engine = engine

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import log, timeline
+from . import pipeline_steps
 from .jobs import JobBatch, Scoring
 from .verify import Verifier
 
@@ -113,7 +114,7 @@ class BatchEngine:
 
     @property
     def n_steps(self) -> int:
-        return 2 * self.max_rounds + 1
+        return pipeline_steps(self.max_rounds)
 
     def __call__(self, n_threads: int, batch_ptr: int, n_reads: int, n_bases: int, step: int) -> None:
         from .._native import minimap2 as native

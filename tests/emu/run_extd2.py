@@ -193,7 +193,8 @@ def main() -> int:
                          "low-complexity ones (repeat_jobs) and ones with a small Z-drop (zdrop_jobs)")
     ap.add_argument("--expect", default="", help="comma-separated DP kernels (w1_smem, reg8x2_e, ...) that must run")
     ap.add_argument("--pinned", action="store_true",
-                    help="the job arrays in page-locked memory (ksw_extd2.pin), as the engine exports them")
+                    help="the job arrays in page-locked memory (ksw_extd2.pin), as the engine exports them with "
+                         "$GPUEXT_PINNED_JOBS=1")
     ap.add_argument("--waves", type=int, default=0, help="upload waves the calls must have taken (0: not checked)")
     a = ap.parse_args()
 
