@@ -2,7 +2,7 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|abrev|abknob|e2eprof|exit|build]  (two calls fit the 10-minute limit better;
+#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|abrev|abknob|e2eprof|mapprof|exit|build]  (two calls fit the 10-minute limit better;
 #   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
 #   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
@@ -197,6 +197,7 @@ case $PHASE in
   tests) tests ;;
   map) tests_map; e2e ;;   # gpuext map with --backend cuda: the regression table, then end to end
   e2eprof) e2eprof ;;   # E2E_ARMS="cuda cuda32 cuda:VAR=value ..." (default "cpu cuda")
+  mapprof) tests_map; e2eprof ;;   # the regression table with --backend cuda, then e2eprof
   exit) timeout 300 python3 scripts/exp_exit.py ;;   # what a CUDA process's start and exit cost
   bench) bench ;;
   bwa)
