@@ -59,7 +59,7 @@ from ...engine.jobs import (KERNEL_EXTD2, KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY, K
                             ResultBatch, Scoring)
 from ... import log
 from .loader import load_module
-from .staging import Staging, pooled_pinned, stream
+from .staging import Staging, pooled_pinned, release, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_KERNEL = 1   # not a ksw_extd2_sse job (ksw_extz2.py takes the extz2 ones; splice exts2 stays on the CPU)
@@ -268,8 +268,8 @@ def _stage_seqs(batch: JobBatch, up, wend: np.ndarray):
     """The sequences to the device on stream up (_stage), by upload waves when wend (_wave_ends) has
     any: (device buffer, offsets, futures, an event after each wave but the last)."""
     if not len(wend):
-        return (*_stage([batch.qseq, batch.tseq], up, 0, threaded=True), [])
-    st = Staging([batch.qseq, batch.tseq], up, 0)
+        return (*_stage([batch.qseq, batch.tseq], up, threaded=True), [])
+    st = Staging([batch.qseq, batch.tseq], up)
     nw = len(wend) // 2
     evs = []
     for w in range(nw + 1):   # wave w: bytes [end of wave w - 1, end of wave w) of each array
@@ -294,14 +294,14 @@ def _reset_results(m: int) -> dict:
     return r
 
 
-def _stage(arrays, st, slot: int, threaded: bool):
+def _stage(arrays, st, threaded: bool):
     """The arrays (contiguous, any dtype) side by side in one device buffer (uint8), each at a
     256-byte aligned offset and followed by at least 4 bytes of padding: copied into a pinned
     buffer, in pieces of PIECE bytes by the copy threads when threaded, each piece sent by
     an asynchronous DMA on stream st as soon as it is staged; else by the calling thread, each run of
     staged neighbours in one DMA (Staging.send_span). Arrays already in page-locked memory go up from
     where they are. Returns (device buffer, offsets, futures); the copies are done when the futures are."""
-    up = Staging(arrays, st, slot)
+    up = Staging(arrays, st)
     if threaded:
         for i in range(len(arrays)):
             up.send(i)
@@ -708,7 +708,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         ins = [np.asarray(batch.qoff, i64), np.asarray(batch.toff, i64)] + \
               [np.asarray(a, i32) for a in (batch.w, batch.zdrop, batch.end_bonus, batch.flag)] + [mat] + \
               [wend if len(wend) else np.zeros(1, i64)] + ([] if every else [job_idx])
-        d_in, ioff, _ = _stage(ins, main, 1, threaded=False)
+        d_in, ioff, _ = _stage(ins, main, threaded=False)
         mark("inputs sent")
         ev_up0 = up.record()
         d_seq, soff, futs, ev_waves = _stage_seqs(batch, up, wend)
@@ -1053,6 +1053,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             f.result()
         up.synchronize()
         main.synchronize()   # (after an error: no read-back still writing into a pooled pinned block)
+        release()   # (the staging buffers: no DMA reads them any more)
     t1 = time.perf_counter()
     if len(chunk_out) == 1:
         coff, cigar = chunk_out[0]

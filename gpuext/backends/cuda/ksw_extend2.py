@@ -40,7 +40,7 @@ import numpy as np
 
 from ...bwa.dump import ExtendJobs, ExtendResults
 from .loader import load_module
-from .staging import Staging, is_pinned, page_locked, pinned_empty, pooled_pinned, stream
+from .staging import Staging, is_pinned, page_locked, pinned_empty, pooled_pinned, release, stream
 
 # supports() reason codes (0: the kernel takes the job)
 REJECT_INPUT = 1    # qlen < 1, tlen < 0, h0 < 1, unknown matrix or a base >= m (ksw_extend2 would fail)
@@ -187,7 +187,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
     i32 = np.int32
     nseg = nch * NCLS * NSIZE
     used = [main]
-    seq = Staging([sub.qseq, sub.tseq], copy_st, slot="extend2-seq")
+    seq = Staging([sub.qseq, sub.tseq], copy_st)
     stats["direct"] = all(seq.direct)   # sequences sent from the jobs' page-locked arrays
     try:
         # a parameter the same for all jobs goes up as one value (bit f of uni; normally all but h0),
@@ -199,7 +199,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
                 uni |= 1 << f
                 prm[f] = a[:1]
         small = [sub.qoff, sub.toff, sub.h0, *prm, mat_max, mat_m, bounds, rank, mrow.reshape(-1)]
-        up = Staging(small, main, slot="extend2-small")
+        up = Staging(small, main)
         up.send_span(0, len(small), main)   # the per-job arrays: one DMA on the planning stream
         d_qoff, d_toff = up.view(0, np.int64), up.view(1, np.int64)
         d_h0, d_w, d_eb, d_zd, d_od, d_ed, d_oi, d_ei, d_mid, d_mmax, d_mm = (up.view(i, i32) for i in range(2, 13))
@@ -297,6 +297,7 @@ def run(jobs: ExtendJobs, idx=None, gpu_mem: int | None = None, mode: str = "aut
         seq.close()
         for s in [copy_st] + used:   # (after an error too: no kernel may outlive its buffers)
             s.synchronize()
+        release()   # (the staging buffers: no DMA reads them any more)
     t_d = time.perf_counter()
     if not job_cells:
         with main:

@@ -7,9 +7,16 @@ kernels' word loads); `send(i, lo, hi)` has the copy threads put bytes [lo, hi) 
 pinned buffer in pieces, each piece followed at once by its asynchronous DMA on the stream;
 `send_span(i0, i1, stream)` copies arrays i0..i1-1 in the calling thread and sends them on another
 stream, each run of neighbours in one DMA; `ready()` waits until everything sent so far is enqueued and returns an event on
-the stream after it. The
-pinned buffer is kept per (device, calling thread, slot) and reused by that thread's next call, so
-`close()` (waiting for every copy) must run before the caller returns. `stream(key, priority)` is a
+the stream after it. `close()` waits for every copy.
+
+The pinned buffers are shared by the calling threads (minimap2's pipeline calls the backend from a different
+thread for each batch in flight): a Staging leases the smallest idle one that fits, and the launcher gives its
+thread's leases back with `release()` once its streams are synchronized (no DMA reads them any more). When none
+fits, the Staging sends from the arrays where they are, in ordinary memory (`cudaMemcpyAsync` from pageable
+memory: about 25 ms for 160 MB on the H200, against about 90 ms to page-lock a fresh buffer of that size and 7 ms
+to stage through one that is ready), and a buffer of that size class (a power of two) is made in the background
+for the calls after. `prewarm(sizes)` makes some at set-up (the cuda backend's set-up thread).
+`stream(key, priority)` is a
 non-blocking stream per (device, calling thread, key, priority), kept across calls. `pooled_pinned(n)` is
 page-locked memory from CuPy's pool in power-of-two blocks (result read-backs, job arrays). `page_locked(a)` is a, or a
 copy of it in such memory when it is not there already (the launchers' `pin`).
@@ -32,7 +39,10 @@ import numpy as np
 PIECE = 4 << 20                                  # bytes per staged piece (one DMA each)
 THREADS = min(8, os.cpu_count() or 1)            # copy threads
 
-_pinned: dict = {}
+_idle: dict = {}      # device -> its idle page-locked staging buffers (uint8 arrays), shared by the threads
+_leased: dict = {}    # (device, thread) -> the buffers that thread's launcher call holds until release()
+_growing: set = set()   # (device, size) of the buffers being made in the background
+_lock = threading.Lock()
 _pool = None
 _streams: dict = {}
 _regions: dict = {}   # live arrays of pinned_empty and pooled_pinned: start address -> end address
@@ -59,16 +69,74 @@ def stream(key, priority: int = 0):
     return st
 
 
-def pinned_buffer(slot, n: int) -> np.ndarray:
-    """A page-locked host buffer (uint8) of at least n bytes, kept per (device, calling thread, slot)."""
+def _size_class(n: int) -> int:
+    """A staging buffer's size for n bytes: a power of two of at least 1 MB."""
+    return max(1 << 20, 1 << (max(n, 1) - 1).bit_length())
+
+
+def _make(dev: int, size: int) -> np.ndarray:
+    """A new page-locked buffer of size bytes on device dev (its own allocation, freed with the array)."""
     import cupy
 
-    key = (cupy.cuda.Device().id, threading.get_ident(), slot)
-    buf = _pinned.get(key)
-    if buf is None or buf.size < n:
-        size = max(n, 1 << 20) * 5 // 4
-        buf = _pinned[key] = np.frombuffer(cupy.cuda.alloc_pinned_memory(size), np.uint8, size)
-    return buf
+    cupy.cuda.runtime.setDevice(dev)   # (a new thread's device is GPU 0 until it says otherwise)
+    return np.frombuffer(cupy.cuda.PinnedMemoryPointer(cupy.cuda.PinnedMemory(size), 0), np.uint8, size)
+
+
+def _grow(dev: int, size: int) -> None:
+    """Make an idle buffer of size bytes (in a background thread; a failure only means staging from ordinary
+    memory again next time)."""
+    try:
+        buf = _make(dev, size)
+        with _lock:
+            _idle.setdefault(dev, []).append(buf)
+    except Exception:
+        pass
+    finally:
+        with _lock:
+            _growing.discard((dev, size))
+
+
+def lease(n: int) -> np.ndarray | None:
+    """The smallest idle page-locked staging buffer of at least n bytes, held by the calling thread until it
+    calls release(); None when no idle one fits: the caller sends from ordinary memory, and a buffer of n's size
+    class is made in the background for the calls after."""
+    import cupy
+
+    dev, size = cupy.cuda.Device().id, _size_class(n)
+    with _lock:
+        idle = _idle.setdefault(dev, [])
+        fits = [b for b in idle if b.size >= n]
+        if fits:
+            buf = min(fits, key=len)
+            idle.remove(buf)
+            _leased.setdefault((dev, threading.get_ident()), []).append(buf)
+            return buf
+        if (dev, size) in _growing:
+            return None
+        _growing.add((dev, size))
+    threading.Thread(target=_grow, args=(dev, size), name="gpuext-pin", daemon=True).start()
+    return None
+
+
+def release() -> None:
+    """The calling thread's leased staging buffers back to the idle ones (after its streams are synchronized)."""
+    import cupy
+
+    dev = cupy.cuda.Device().id
+    with _lock:
+        bufs = _leased.pop((dev, threading.get_ident()), [])
+        _idle.setdefault(dev, []).extend(bufs)
+
+
+def prewarm(sizes) -> None:
+    """Idle staging buffers of these sizes (bytes) on the current device, made now (the set-up thread)."""
+    import cupy
+
+    dev = cupy.cuda.Device().id
+    for size in sizes:
+        buf = _make(dev, _size_class(size))
+        with _lock:
+            _idle.setdefault(dev, []).append(buf)
 
 
 def pooled_pinned(n: int, dtype=np.uint8) -> np.ndarray:
@@ -154,7 +222,7 @@ def copy_pool():
 class Staging:
     """The arrays (contiguous, any dtype) in one device buffer, sent piece by piece (see the module)."""
 
-    def __init__(self, arrays, stream, slot="staging"):
+    def __init__(self, arrays, stream):
         import cupy
 
         self.flat = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in arrays]
@@ -164,7 +232,8 @@ class Staging:
             n += (a.nbytes + 4 + 255) // 256 * 256
         n = max(n, 256)
         self.direct = [is_pinned(a) for a in self.flat]   # sent from where they are
-        self.buf = pinned_buffer(slot, n)
+        staged = sum(a.nbytes for a, d in zip(self.flat, self.direct) if not d)
+        self.buf = lease(n) if staged else None   # None: the others too go up from where they are
         self.dev = cupy.empty(n, np.uint8)
         self.stream = stream
         self.futs: list = []
@@ -185,6 +254,9 @@ class Staging:
         import cupy
 
         cupy.cuda.runtime.setDevice(self._dev_id)
+        if self.buf is None:   # from ordinary memory (the driver stages it; returns when it has)
+            self._dma(o + lo, o + hi, self.stream, a.ctypes.data + lo)
+            return
         ctypes.memmove(self.buf.ctypes.data + o + lo, a.ctypes.data + lo, hi - lo)   # without the GIL
         self._dma(o + lo, o + hi, self.stream)
 
@@ -192,7 +264,7 @@ class Staging:
         """Bytes [lo, hi) of array i (default: all of it) to the device."""
         a, o = self.flat[i], self.offs[i]
         hi = a.nbytes if hi is None else hi
-        if self.direct[i]:   # page-locked already: one DMA, enqueued now
+        if self.direct[i] or (self.buf is None and not threaded):   # one DMA from where it is, enqueued now
             if hi > lo:
                 self._dma(o + lo, o + hi, self.stream, a.ctypes.data + lo)
             return
@@ -209,7 +281,7 @@ class Staging:
         copy threads); a page-locked array in a DMA of its own, from where it is."""
         run = None   # first array of the current run of staged neighbours
         for i in range(i0, i1 + 1):
-            if i < i1 and not self.direct[i]:
+            if i < i1 and not self.direct[i] and self.buf is not None:
                 a, o = self.flat[i], self.offs[i]
                 ctypes.memmove(self.buf.ctypes.data + o, a.ctypes.data, a.nbytes)
                 run = i if run is None else run
