@@ -3,7 +3,8 @@
  * The -o file is opened under a temporary name next to it (mm_cli_output hook) and renamed to the
  * requested name only when the whole run succeeded; on any failure, including minimap2 calling
  * exit(), the temporary file is removed. FASTA/FASTQ records that fail to parse, which stock minimap2
- * skips with a warning, make the run fail: gpuext never drops a read silently. */
+ * skips with a warning, make the run fail: gpuext never drops a read silently. index_loaded, if
+ * given, is asked once the index is loaded, before anything is written: non-zero ends the run (status 1). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ void gx_fatal(void)
 	_exit(1);
 }
 
-int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra, const char *output_override)
+int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra, const char *output_override, int (*index_loaded)(void))
 {
 	static int registered = 0;
 	int ret, saved_stdout = dup(STDOUT_FILENO); /* -o reopens stdout; a library caller wants it back */
@@ -53,8 +54,10 @@ int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra, const char *ou
 	mm_cli_output = gx_output;
 	gx_final_override = output_override;
 	mm_cli_sam_hdr_extra = sam_hdr_extra;
+	mm_cli_index_loaded = index_loaded;
 	mm_bseq_n_parse_errors = 0;
 	ret = mm_cli_main(argc, argv);
+	mm_cli_index_loaded = 0;
 	if (fflush(stdout) == EOF && ret == 0) {
 		fprintf(stderr, "[E::gpuext] failed to write the output: %s\n", strerror(errno));
 		ret = 1;

@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 /* gx_cli.c */
-int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra, const char *output_override);
+int gx_cli_run(int argc, char *argv[], const char *sam_hdr_extra, const char *output_override,
+               int (*index_loaded)(void));
 
 /* gx_ksw.c */
 #define GX_KERNEL_EXTD2 0

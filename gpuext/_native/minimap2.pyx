@@ -11,8 +11,11 @@ from libc.stdlib cimport malloc, free, calloc
 
 # (NumPy is imported by the functions that use it: `gpuext map` starts minimap2 before NumPy has loaded)
 
+ctypedef int (*gx_index_loaded_f)() noexcept
+
 cdef extern from "gx_glue.h":
-    int gx_cli_run(int argc, char **argv, const char *sam_hdr_extra, const char *output_override) nogil
+    int gx_cli_run(int argc, char **argv, const char *sam_hdr_extra, const char *output_override,
+                   gx_index_loaded_f index_loaded) nogil
     int64_t gx_band_cells(int qlen, int tlen, int w)
     ctypedef struct gx_batch_t:
         int64_t n
@@ -74,13 +77,30 @@ cdef extern from "minimap.h":
 minimap2_version = MM_VERSION.decode()
 
 
-def run_cli(argv, sam_hdr_extra=None, output_override=None):
+_index_loaded_py = None   # run_cli's index_loaded, while it runs
+
+
+cdef int _index_loaded() noexcept with gil:
+    """mm_cli_index_loaded: run_cli's index_loaded; non-zero (end the run) when it returns true or raises."""
+    try:
+        return 1 if _index_loaded_py() else 0
+    except BaseException as e:
+        import sys
+
+        sys.stderr.write(f"[E::gpuext] {type(e).__name__}: {e}\n")
+        return 1
+
+
+def run_cli(argv, sam_hdr_extra=None, output_override=None, index_loaded=None):
     """Run minimap2's command line (argv[0] is the program name) in this process; return its status.
 
     Output goes to C stdout, or to the -o file (written under a temporary name, renamed on success);
     output_override names the file -o output goes to instead of -o's argument (which stays in the
     @PG line). Logs go to stderr. minimap2 may call exit() on fatal errors, ending the process.
+    index_loaded, if given, is called (in this thread) each time minimap2 has loaded its index, before
+    it writes anything: a true return ends the run with status 1 and nothing written.
     """
+    global _index_loaded_py
     cdef int argc = len(argv), i, ret
     cdef char **c_argv = <char**>calloc(argc + 1, sizeof(char*))
     encoded = [a.encode() if isinstance(a, str) else bytes(a) for a in argv]
@@ -88,17 +108,22 @@ def run_cli(argv, sam_hdr_extra=None, output_override=None):
     override = output_override.encode() if output_override else None
     cdef const char *c_extra = NULL
     cdef const char *c_override = NULL
+    cdef gx_index_loaded_f c_loaded = NULL
     if extra is not None:
         c_extra = extra
     if override is not None:
         c_override = override
+    if index_loaded is not None:
+        _index_loaded_py = index_loaded
+        c_loaded = _index_loaded
     try:
         for i in range(argc):
             c_argv[i] = encoded[i]
         with nogil:
-            ret = gx_cli_run(argc, c_argv, c_extra, c_override)
+            ret = gx_cli_run(argc, c_argv, c_extra, c_override, c_loaded)
     finally:
         free(c_argv)
+        _index_loaded_py = None
     return ret
 
 
@@ -183,6 +208,15 @@ cdef void _batch_hook(int n_threads, void *batch, int n_seq, int step) noexcept 
             import sys
             print(f"[E::gpuext::engine] {type(e).__name__}: {e}", file=sys.stderr, flush=True)
             gx_fatal()
+
+
+def abort_run():
+    """End the process now with status 1, removing the -o file being written (gx_fatal): for an error found
+    by another thread before minimap2 has written anything."""
+    import sys
+
+    sys.stderr.flush()
+    gx_fatal()
 
 
 def install_engine(driver, int n_steps=1):

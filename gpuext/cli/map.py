@@ -258,21 +258,14 @@ def main(argv: list[str], command_line: bool = True) -> int:
             log.error("gpuext::map", str(e))
             return 1
         engine = EngineInTheBackground(opts, gpu_mem)   # (its imports run while the driver is asked)
-        from ..backends.cuda import pick
-
-        try:
-            timeline.mark("resolve")
-            chosen = pick(opts.backend, opts.gpu)
-            timeline.mark("resolved")
-        except BaseException as e:
-            engine.cancel()
-            if not isinstance(e, ValueError):
-                raise
-            log.error("gpuext::map", str(e))
-            return 1
-        engine.build()
-        if not opts.quiet:
-            log.info("gpuext::map", f"extension backend: {chosen} (--backend {opts.backend})")
+        # the choice of backend (cuda.pick asks the driver: 0.1-0.2 s): as a command, while minimap2 builds its
+        # index (which must wait for it before writing anything: index_loaded), else (gpuext.Aligner, or -d,
+        # where minimap2 writes the index file as it builds it) before minimap2 starts
+        choice = BackendChoice(opts, engine, abort=native.abort_run if command_line else None)
+        if not command_line or short_option(opts.minimap2_argv, "d") is not None:
+            if not choice.say():
+                return 1
+            choice = None
     sam_tmp = f"{out}.gpuext-{os.getpid()}.sam" if bam else None
     built = None
     try:
@@ -281,12 +274,17 @@ def main(argv: list[str], command_line: bool = True) -> int:
         t0 = time.perf_counter()
         t_cli = timeline.now()
         try:
-            ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv), sam_tmp)
+            ret = native.run_cli(["gpuext map", *opts.minimap2_argv], pg_line(argv), sam_tmp,
+                                 index_loaded=choice.stops_the_run if choice else None)
             timeline.span("run_cli", t_cli)
         finally:
             native.install_engine(None)
+            if choice is not None:
+                choice.wait()   # (minimap2 may have ended before its index: no hook asked)
             if engine is not None:
                 built = engine.finish()   # (the BatchEngine, or None if it could not be built)
+        if choice is not None and not choice.say(quiet=True):   # (said once)
+            return 1
         if engine is not None and built is None:   # (no batch needed it, or minimap2 failed first)
             log.error("gpuext::map", f"the batch engine could not be built: {engine.error}")
             if ret == 0 and isinstance(out, str) and not bam and os.path.exists(out):
@@ -317,6 +315,63 @@ def main(argv: list[str], command_line: bool = True) -> int:
 
             JobBatch.concat(engine.kept).save(opts.dump_jobs)
     return ret
+
+
+class BackendChoice:
+    """--backend NAME checked and chosen (cuda.pick, the driver only) in a thread of its own, started at once;
+    when it is done, the engine is built (EngineInTheBackground.build), or, if the GPU cannot be used, the run
+    ends with one error line: at once by `abort` when given (the command: minimap2 may be building its index,
+    and has written nothing), else when `say` is asked."""
+
+    def __init__(self, opts: GpuextOptions, engine: EngineInTheBackground, abort=None):
+        self.opts, self.engine, self.abort = opts, engine, abort
+        self.chosen: str | None = None
+        self.error: BaseException | None = None
+        self._said = False
+        self._thread = threading.Thread(target=self._pick, name="gpuext-pick")
+        self._thread.start()
+
+    def _pick(self) -> None:
+        from ..backends.cuda import pick
+
+        try:
+            timeline.mark("resolve")
+            self.chosen = pick(self.opts.backend, self.opts.gpu)
+            timeline.mark("resolved")
+        except BaseException as e:
+            self.error = e
+            self.engine.cancel()
+            if self.abort is not None and isinstance(e, ValueError):
+                log.error("gpuext::map", str(e))
+                self.abort()
+            return
+        self.engine.build()
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def say(self, quiet: bool = False) -> bool:
+        """Wait for the choice; say it once on stderr (unless --quiet, or quiet) and return True, or say why the
+        backend cannot be used and return False (an error that is not a ValueError is raised)."""
+        self._thread.join()
+        if self.error is not None:
+            if not isinstance(self.error, ValueError):
+                raise self.error
+            if not self._said:
+                log.error("gpuext::map", str(self.error))
+            self._said = True
+            return False
+        if not self._said and not (quiet or self.opts.quiet):
+            log.info("gpuext::map", f"extension backend: {self.chosen} (--backend {self.opts.backend})")
+        self._said = True
+        return True
+
+    def stops_the_run(self) -> bool:
+        """minimap2's index_loaded hook (main thread, before anything is written): True when the backend cannot
+        be used. Its timeline mark is when minimap2 goes on."""
+        ok = self.say()
+        timeline.mark("index loaded")
+        return not ok
 
 
 class EngineInTheBackground:

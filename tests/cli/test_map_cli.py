@@ -183,11 +183,13 @@ def test_timeline_has_every_stage_in_order(tmp_path):
     first = {}
     for r in rows:
         first.setdefault(r[0].split(" (")[0], (float(r[2]), float(r[3])))
-    stages = ["gpuext map", "resolve", "resolved", "run_cli", "batch 1 step 0", "batch 1 step 1", "after run_cli", "exit"]
-    assert all(st in first for st in stages), sorted(first)
+    stages = ["gpuext map", "run_cli", "index loaded", "batch 1 step 0", "batch 1 step 1", "after run_cli", "exit"]
+    assert all(st in first for st in stages + ["resolve", "resolved"]), sorted(first)
     # each stage begins after the one before it ends (run_cli spans the steps: they begin after it begins)
     for a, b in zip(stages, stages[1:]):
         assert first[b][0] >= (first[a][0] if a == "run_cli" else first[a][1]), (a, b)
+    # the backend is chosen while minimap2 starts, and before its index is loaded is let go on
+    assert first["gpuext map"][1] <= first["resolve"][0] <= first["resolved"][0] <= first["index loaded"][1]
     assert first["after run_cli"][0] >= first["run_cli"][1] >= first["batch 1 step 1"][1]
     assert all(float(r[3]) >= float(r[2]) for r in rows)
 
