@@ -101,3 +101,9 @@ def test_staging_buffers_are_shared_by_the_calling_threads(monkeypatch):
     assert small[0] is not None and small[0].size == 8 << 20   # the smallest idle one that fits
     staging.release()                              # (nothing leased by this thread now: no change)
     assert len(staging._idle[0]) == 2 and not staging._leased
+    staging.prewarm([1 << 20, 2 << 20])            # idle: 8, 8, 1 and 2 MB
+    tiny = staging.Staging(arrays[1:2], stream)
+    assert tiny.buf is staging._leased[(0, threading.get_ident())][0] and tiny.buf.size == 1 << 20
+    assert sorted(b.size >> 20 for b in staging._idle[0]) == [2, 8, 8]
+    assert _sent(tiny, arrays[1:2])
+    staging.release()

@@ -105,10 +105,9 @@ def lease(n: int) -> np.ndarray | None:
     dev, size = cupy.cuda.Device().id, _size_class(n)
     with _lock:
         idle = _idle.setdefault(dev, [])
-        fits = [b for b in idle if b.size >= n]
+        fits = [k for k, b in enumerate(idle) if b.size >= n]
         if fits:
-            buf = min(fits, key=len)
-            idle.remove(buf)
+            buf = idle.pop(min(fits, key=lambda k: idle[k].size))   # (by place: == compares arrays elementwise)
             _leased.setdefault((dev, threading.get_ident()), []).append(buf)
             return buf
         if (dev, size) in _growing:
