@@ -21,12 +21,6 @@ if TYPE_CHECKING:
 
 Fallback = dict  # reason -> [jobs, cells]
 
-# Page-locked staging buffers the cuda set-up makes before the first call (cuda/staging.py: a call that finds
-# none idle to fit sends from ordinary memory, and one of its size is made for the calls after). Real E. coli's
-# 371 reads take a 16 MB and a 2 MB one; a batch of 20 Mbp of simulated ONT reads (-K 20M) 64 MB and 4 MB.
-# Page-locking them takes about 45 ms in the set-up thread, against 10-40 ms in the first call otherwise.
-PREWARM_STAGING = (64 << 20, 16 << 20, 4 << 20)
-
 
 class CpuBackend:
     """The stock ksw2 code on n threads: the reference and the fallback."""
@@ -109,13 +103,6 @@ class CudaBackend:
                     t = timeline.now()
                     k.warm_up()
                     timeline.span(f"set-up: {k.__name__.rsplit('.', 1)[-1]} module and warm-up call", t)
-                if self._stop.is_set():
-                    return
-                t = timeline.now()
-                from .cuda.staging import prewarm
-
-                prewarm(PREWARM_STAGING)
-                timeline.span("set-up: staging buffers", t)
             self.device = device
         except BaseException as e:
             self._warm_error = e
@@ -239,12 +226,13 @@ class CorruptingBackend(CpuBackend):
         return res, fb
 
 
-def resolve(name: str, n_threads: int, gpu: int = 0, gpu_mem: int | None = None):
+def resolve(name: str, n_threads: int, gpu: int = 0, gpu_mem: int | None = None, auto: bool | None = None):
     """The backend object for --backend NAME, or raise ValueError saying why it cannot be used (the choice
-    itself: cuda.pick)."""
+    itself: cuda.pick). auto: whether the user asked for auto (default: name is auto), so that a cuda
+    chosen by auto falls back to the cpu backend if its set-up fails."""
     from .cuda import pick
 
-    auto = name == "auto"
+    auto = name == "auto" if auto is None else auto
     name = pick(name, gpu)
     if name == "cpu":
         return CpuBackend(n_threads)

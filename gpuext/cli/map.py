@@ -332,12 +332,16 @@ class BackendChoice:
         self._thread.start()
 
     def _pick(self) -> None:
+        from ..backends import resolve
         from ..backends.cuda import pick
 
         try:
             timeline.mark("resolve")
             self.chosen = pick(self.opts.backend, self.opts.gpu)
             timeline.mark("resolved")
+            # the backend at once (the cuda set-up starts its thread), not after the engine's imports
+            backend = resolve(self.chosen, _threads(self.opts.minimap2_argv), self.opts.gpu, self.engine.gpu_mem,
+                              auto=self.opts.backend == "auto")
         except BaseException as e:
             self.error = e
             self.engine.cancel()
@@ -345,7 +349,7 @@ class BackendChoice:
                 log.error("gpuext::map", str(e))
                 self.abort()
             return
-        self.engine.build()
+        self.engine.build(backend)
 
     def wait(self) -> None:
         self._thread.join()
@@ -378,20 +382,24 @@ class EngineInTheBackground:
     """The batch engine, built in a thread of its own while minimap2 builds its index and reads the first
     batch: the imports behind it (NumPy, the backends) and the backend take 0.2-0.4 s that minimap2 need not
     wait for. minimap2's pipeline calls this object as it would the engine; each call waits until the engine is
-    built. The backend is chosen and checked before (cuda.pick, in the main thread) and built after `build()`,
-    so that a bad choice stops the run before minimap2 starts and starts nothing on the GPU."""
+    built. The backend is chosen, checked and made by BackendChoice, which hands it over by `build(backend)`
+    (the cuda backend's set-up then runs beside these imports), or cancels the engine."""
 
     def __init__(self, opts: GpuextOptions, gpu_mem: int | None):
         self.n_steps = pipeline_steps(opts.rounds)
+        self.gpu_mem = gpu_mem
         self.engine = None
         self.progress = None
         self._error: BaseException | None = None
         self._go = threading.Event()
         self._cancelled = False
-        self._thread = threading.Thread(target=self._build, args=(opts, gpu_mem), name="gpuext-engine")
+        self._backend = None
+        self._thread = threading.Thread(target=self._build, args=(opts,), name="gpuext-engine")
         self._thread.start()
 
-    def build(self) -> None:
+    def build(self, backend) -> None:
+        """Build the engine over this backend (once the imports are done)."""
+        self._backend = backend
         self._go.set()
 
     def cancel(self) -> None:
@@ -399,10 +407,9 @@ class EngineInTheBackground:
         self._go.set()
         self._thread.join()
 
-    def _build(self, opts: GpuextOptions, gpu_mem: int | None) -> None:
+    def _build(self, opts: GpuextOptions) -> None:
         try:
             t = timeline.now()
-            from ..backends import resolve
             from ..engine.rounds import BatchEngine
             from ..progress import Progress
 
@@ -410,8 +417,7 @@ class EngineInTheBackground:
             self._go.wait()
             if self._cancelled:
                 return
-            backend = resolve(opts.backend, _threads(opts.minimap2_argv), opts.gpu, gpu_mem)
-            engine = BatchEngine(backend, opts.rounds, opts.verify, keep_jobs=opts.dump_jobs is not None)
+            engine = BatchEngine(self._backend, opts.rounds, opts.verify, keep_jobs=opts.dump_jobs is not None)
             if Progress.wanted(opts.quiet):
                 self.progress = Progress(engine.stats, opts.progress_interval, lock=engine.lock).start()
             self.engine = engine

@@ -11,7 +11,7 @@ import pytest
 
 from gpuext.backends import CudaBackend, cpu
 from gpuext.backends import cuda as cuda_pkg
-from gpuext.backends.cuda import ksw_extd2, ksw_extz2, staging
+from gpuext.backends.cuda import ksw_extd2, ksw_extz2
 
 
 class _Device:
@@ -38,7 +38,6 @@ def no_gpu(monkeypatch):
     monkeypatch.setattr(CudaBackend, "_run", lambda self, batch: events.append(("run", self.gpu_mem)) or "results")
     monkeypatch.setattr(ksw_extd2, "default_gpu_mem", lambda: 123)
     monkeypatch.setattr(ksw_extz2, "warm_up", lambda: events.append(("extz2 warm-up", None)))
-    monkeypatch.setattr(staging, "prewarm", lambda sizes: events.append(("staging buffers", len(sizes))))
     return events
 
 
@@ -60,7 +59,7 @@ def test_first_run_waits_for_the_set_up_thread(no_gpu, monkeypatch):
     release.set()
     t.join(10)
     assert done == ["results"]
-    assert [e[0] for e in no_gpu] == ["warm-up starts", "warm-up ends", "extz2 warm-up", "staging buffers", "run"]
+    assert [e[0] for e in no_gpu] == ["warm-up starts", "warm-up ends", "extz2 warm-up", "run"]
     assert no_gpu[0][1] == "gpuext-cuda-warm-up" and no_gpu[-1] == ("run", 123)   # the GPU's default budget
     assert be.device.id == 0
 

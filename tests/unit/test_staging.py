@@ -50,6 +50,7 @@ def _fake_cupy(monkeypatch):
     monkeypatch.setattr(staging, "_idle", {})
     monkeypatch.setattr(staging, "_leased", {})
     monkeypatch.setattr(staging, "_growing", set())
+    monkeypatch.setattr(staging, "_wanted", {})
     return fake
 
 
@@ -71,8 +72,8 @@ def _sent(st, arrays):
 
 def test_staging_buffers_are_shared_by_the_calling_threads(monkeypatch):
     """minimap2's pipeline calls the backend from a different thread per batch: a buffer one thread gave back
-    is the next thread's; with none idle that fits, the bytes go up from ordinary memory, and a buffer of that
-    size class is made for the calls after."""
+    is the next thread's; with none idle that fits, the bytes go up from ordinary memory, and once the call has
+    released its buffers, one of that size class is made for the calls after."""
     import threading
 
     fake = _fake_cupy(monkeypatch)
@@ -83,27 +84,26 @@ def test_staging_buffers_are_shared_by_the_calling_threads(monkeypatch):
     assert first.buf is None                       # nothing idle yet: sent from where they are
     assert _sent(first, arrays)
     _join_growth()
+    assert staging._idle.get(0, []) == []          # nothing made while the call runs
+    staging.release()
+    _join_growth()
     (made,) = staging._idle[0]
     assert made.size == 8 << 20                    # the size class of the 4.1 MB laid out
     second = staging.Staging(arrays, stream)       # this thread leases it
     assert second.buf is made and staging._idle[0] == []
     assert _sent(second, arrays)
     other = []
-    t = threading.Thread(target=lambda: other.append(staging.Staging(arrays, stream).buf))
+    t = threading.Thread(target=lambda: (other.append(staging.Staging(arrays, stream).buf), staging.release()))
     t.start(), t.join()
     assert other == [None]                         # held by this thread until it releases
     _join_growth()
     staging.release()
-    assert any(b is made for b in staging._idle[0])
+    assert len(staging._idle[0]) == 2 and any(b is made for b in staging._idle[0])
+    staging._grow(0, 1 << 20)                      # idle: 8, 8 and 1 MB
     small = []
     t = threading.Thread(target=lambda: (small.append(staging.Staging(arrays[1:2], stream).buf), staging.release()))
     t.start(), t.join()
-    assert small[0] is not None and small[0].size == 8 << 20   # the smallest idle one that fits
+    assert small[0] is not None and small[0].size == 1 << 20   # the smallest idle one that fits, not the first
+    assert sorted(b.size >> 20 for b in staging._idle[0]) == [1, 8, 8]
     staging.release()                              # (nothing leased by this thread now: no change)
-    assert len(staging._idle[0]) == 2 and not staging._leased
-    staging.prewarm([1 << 20, 2 << 20])            # idle: 8, 8, 1 and 2 MB
-    tiny = staging.Staging(arrays[1:2], stream)
-    assert tiny.buf is staging._leased[(0, threading.get_ident())][0] and tiny.buf.size == 1 << 20
-    assert sorted(b.size >> 20 for b in staging._idle[0]) == [2, 8, 8]
-    assert _sent(tiny, arrays[1:2])
-    staging.release()
+    assert len(staging._idle[0]) == 3 and not staging._leased and not staging._wanted

@@ -14,8 +14,10 @@ thread for each batch in flight): a Staging leases the smallest idle one that fi
 thread's leases back with `release()` once its streams are synchronized (no DMA reads them any more). When none
 fits, the Staging sends from the arrays where they are, in ordinary memory (`cudaMemcpyAsync` from pageable
 memory: about 25 ms for 160 MB on the H200, against about 90 ms to page-lock a fresh buffer of that size and 7 ms
-to stage through one that is ready), and a buffer of that size class (a power of two) is made in the background
-for the calls after. `prewarm(sizes)` makes some at set-up (the cuda backend's set-up thread).
+to stage through one that is ready), and once the call has released its buffers, one of that size class (a power
+of two) is made in the background for the calls after. (Made during the call, page-locking slowed its pageable
+copies: 160 MB took 160 ms to go up. Made at set-up, it held up the first call: performance.md, thirty-second
+session.)
 `stream(key, priority)` is a
 non-blocking stream per (device, calling thread, key, priority), kept across calls. `pooled_pinned(n)` is
 page-locked memory from CuPy's pool in power-of-two blocks (result read-backs, job arrays). `page_locked(a)` is a, or a
@@ -41,6 +43,7 @@ THREADS = min(8, os.cpu_count() or 1)            # copy threads
 
 _idle: dict = {}      # device -> its idle page-locked staging buffers (uint8 arrays), shared by the threads
 _leased: dict = {}    # (device, thread) -> the buffers that thread's launcher call holds until release()
+_wanted: dict = {}    # (device, thread) -> sizes of the buffers its call found none idle for (made after release)
 _growing: set = set()   # (device, size) of the buffers being made in the background
 _lock = threading.Lock()
 _pool = None
@@ -98,44 +101,34 @@ def _grow(dev: int, size: int) -> None:
 
 def lease(n: int) -> np.ndarray | None:
     """The smallest idle page-locked staging buffer of at least n bytes, held by the calling thread until it
-    calls release(); None when no idle one fits: the caller sends from ordinary memory, and a buffer of n's size
-    class is made in the background for the calls after."""
+    calls release(); None when no idle one fits: the caller sends from ordinary memory, and release() has a
+    buffer of n's size class made in the background for the calls after."""
     import cupy
 
-    dev, size = cupy.cuda.Device().id, _size_class(n)
+    dev, me = cupy.cuda.Device().id, threading.get_ident()
     with _lock:
         idle = _idle.setdefault(dev, [])
         fits = [k for k, b in enumerate(idle) if b.size >= n]
         if fits:
             buf = idle.pop(min(fits, key=lambda k: idle[k].size))   # (by place: == compares arrays elementwise)
-            _leased.setdefault((dev, threading.get_ident()), []).append(buf)
+            _leased.setdefault((dev, me), []).append(buf)
             return buf
-        if (dev, size) in _growing:
-            return None
-        _growing.add((dev, size))
-    threading.Thread(target=_grow, args=(dev, size), name="gpuext-pin", daemon=True).start()
+        _wanted.setdefault((dev, me), set()).add(_size_class(n))
     return None
 
 
 def release() -> None:
-    """The calling thread's leased staging buffers back to the idle ones (after its streams are synchronized)."""
+    """The calling thread's leased staging buffers back to the idle ones (after its streams are synchronized),
+    and the buffers its call found none idle for made in the background."""
     import cupy
 
-    dev = cupy.cuda.Device().id
+    dev, me = cupy.cuda.Device().id, threading.get_ident()
     with _lock:
-        bufs = _leased.pop((dev, threading.get_ident()), [])
-        _idle.setdefault(dev, []).extend(bufs)
-
-
-def prewarm(sizes) -> None:
-    """Idle staging buffers of these sizes (bytes) on the current device, made now (the set-up thread)."""
-    import cupy
-
-    dev = cupy.cuda.Device().id
-    for size in sizes:
-        buf = _make(dev, _size_class(size))
-        with _lock:
-            _idle.setdefault(dev, []).append(buf)
+        _idle.setdefault(dev, []).extend(_leased.pop((dev, me), []))
+        sizes = sorted(s for s in _wanted.pop((dev, me), ()) if (dev, s) not in _growing)
+        _growing.update((dev, s) for s in sizes)
+    for s in sizes:
+        threading.Thread(target=_grow, args=(dev, s), name="gpuext-pin", daemon=True).start()
 
 
 def pooled_pinned(n: int, dtype=np.uint8) -> np.ndarray:
