@@ -328,6 +328,7 @@ class BackendChoice:
         self.chosen: str | None = None
         self.error: BaseException | None = None
         self._said = False
+        self._known = threading.Event()   # (set once chosen or failed: the backend is made after)
         self._thread = threading.Thread(target=self._pick, name="gpuext-pick")
         self._thread.start()
 
@@ -337,10 +338,13 @@ class BackendChoice:
 
         try:
             timeline.mark("resolve")
-            self.chosen = pick(self.opts.backend, self.opts.gpu)
+            chosen = pick(self.opts.backend, self.opts.gpu)
             timeline.mark("resolved")
-            # the backend at once (the cuda set-up starts its thread), not after the engine's imports
-            backend = resolve(self.chosen, _threads(self.opts.minimap2_argv), self.opts.gpu, self.engine.gpu_mem,
+            self.chosen = chosen
+            self._known.set()
+            # the backend at once (the cuda set-up starts its thread; the launchers' imports wait for the engine
+            # thread's NumPy)
+            backend = resolve(chosen, _threads(self.opts.minimap2_argv), self.opts.gpu, self.engine.gpu_mem,
                               auto=self.opts.backend == "auto")
         except BaseException as e:
             self.error = e
@@ -348,6 +352,7 @@ class BackendChoice:
             if self.abort is not None and isinstance(e, ValueError):
                 log.error("gpuext::map", str(e))
                 self.abort()
+            self._known.set()
             return
         self.engine.build(backend)
 
@@ -357,7 +362,7 @@ class BackendChoice:
     def say(self, quiet: bool = False) -> bool:
         """Wait for the choice; say it once on stderr (unless --quiet, or quiet) and return True, or say why the
         backend cannot be used and return False (an error that is not a ValueError is raised)."""
-        self._thread.join()
+        self._known.wait()
         if self.error is not None:
             if not isinstance(self.error, ValueError):
                 raise self.error
