@@ -106,8 +106,12 @@ def test_extz2_subsets_and_chunks_match_ksw2():
     b = extz2_jobs(rng, 80, max_len=3000, live=True)
     idx = rng.permutation(b.n)[: b.n * 3 // 4]
     state, dirb, cig, _ = ksw_extz2._job_bytes(b.qlen(), b.tlen(), b.w, b.flag)
-    got = ksw_extz2.run(b, idx, gpu_mem=int((state + dirb + 4 * cig).max()))
-    assert ksw_extz2.last_stats["chunks"] > 3
+    need = state + dirb + 4 * cig
+    budget = int(need.max())
+    got = ksw_extz2.run(b, idx, gpu_mem=budget)
+    # as many chunks as the subset's bytes need at least (the jobs' sizes are random: with a fresh seed that
+    # was 3, which a fixed "more than 3" failed once, on the H200 in the thirty-second session)
+    assert ksw_extz2.last_stats["chunks"] >= max(2, -(-int(need[idx].sum()) // budget))
     ref = cpu.run(b, n_threads=os.cpu_count() or 1).take(idx)
     d = ref.diff(got)
     assert not d, f"seed {SEED}: {len(d)} differences\n" + describe_diff(b.subset(idx), ref, got)
