@@ -1,4 +1,4 @@
-"""Host arrays into one device buffer through a reused page-locked buffer, by copy threads; the
+"""Host arrays into one device buffer through a shared page-locked buffer, by copy threads; the
 launchers' per-thread streams.
 
 Used by the launchers (ksw_extd2.py, ksw_extend2.py): `Staging(arrays, stream)` lays the arrays out side by side in
