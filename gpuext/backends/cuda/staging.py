@@ -127,8 +127,8 @@ def release() -> None:
         _idle.setdefault(dev, []).extend(_leased.pop((dev, me), []))
         sizes = sorted(s for s in _wanted.pop((dev, me), ()) if (dev, s) not in _growing)
         _growing.update((dev, s) for s in sizes)
-    for s in sizes:
-        threading.Thread(target=_grow, args=(dev, s), name="gpuext-pin", daemon=True).start()
+    for s in sizes:   # (not daemons: the process's exit waits for them, never ends inside the driver's call)
+        threading.Thread(target=_grow, args=(dev, s), name="gpuext-pin").start()
 
 
 def pooled_pinned(n: int, dtype=np.uint8) -> np.ndarray:
