@@ -243,7 +243,7 @@ def main(argv: list[str], command_line: bool = True) -> int:
         except RuntimeError as e:
             log.error("gpuext::map", str(e))
             return 1
-    engine = None
+    engine = choice = None
     if opts.backend != "stock":
         # One process per run: the driver's 8 hardware queues unless the user set a number. The 32 that the
         # cuda package asks for otherwise (long-lived processes, the kernel benchmarks: no launch class then
@@ -263,6 +263,7 @@ def main(argv: list[str], command_line: bool = True) -> int:
         # where minimap2 writes the index file as it builds it) before minimap2 starts
         choice = BackendChoice(opts, engine, abort=native.abort_run if command_line else None)
         if not command_line or short_option(opts.minimap2_argv, "d") is not None:
+            choice.wait()   # (the backend made too: nothing is left to fail once minimap2 starts)
             if not choice.say():
                 return 1
             choice = None
@@ -283,10 +284,11 @@ def main(argv: list[str], command_line: bool = True) -> int:
                 choice.wait()   # (minimap2 may have ended before its index: no hook asked)
             if engine is not None:
                 built = engine.finish()   # (the BatchEngine, or None if it could not be built)
-        if choice is not None and not choice.say(quiet=True):   # (said once)
-            return 1
-        if engine is not None and built is None:   # (no batch needed it, or minimap2 failed first)
+        failed = choice is not None and not choice.say(quiet=True)   # (said once)
+        if not failed and engine is not None and built is None:   # (no batch needed it, or minimap2 failed first)
             log.error("gpuext::map", f"the batch engine could not be built: {engine.error}")
+            failed = True
+        if failed:
             if ret == 0 and isinstance(out, str) and not bam and os.path.exists(out):
                 os.unlink(out)   # (-o appears only when the run succeeded)
             return 1
@@ -333,47 +335,54 @@ class BackendChoice:
         self._thread.start()
 
     def _pick(self) -> None:
-        from ..backends import resolve
-        from ..backends.cuda import pick
-
         try:
+            from ..backends import resolve
+            from ..backends.cuda import pick
+
             timeline.mark("resolve")
             chosen = pick(self.opts.backend, self.opts.gpu)
             timeline.mark("resolved")
-            self.chosen = chosen
-            self._known.set()
-            # the backend at once (the cuda set-up starts its thread; the launchers' imports wait for the engine
-            # thread's NumPy)
-            backend = resolve(chosen, _threads(self.opts.minimap2_argv), self.opts.gpu, self.engine.gpu_mem,
-                              auto=self.opts.backend == "auto")
-        except BaseException as e:
-            self.error = e
-            self.engine.cancel()
-            if self.abort is not None and isinstance(e, ValueError):
-                log.error("gpuext::map", str(e))
+        except BaseException as e:   # before minimap2 may go on: the run ends with nothing written
+            self._fail(e)
+            if self.abort is not None:
+                self._say_error()
                 self.abort()
             self._known.set()
             return
+        self.chosen = chosen
+        self._known.set()
+        try:   # the backend at once (the cuda set-up starts its thread; the launchers' imports wait for NumPy)
+            backend = resolve(chosen, _threads(self.opts.minimap2_argv), self.opts.gpu, self.engine.gpu_mem,
+                              auto=self.opts.backend == "auto")
+        except BaseException as e:   # (after the choice: minimap2 may have written its header; the first batch
+            self._fail(e)            # that needs the engine stops the run with this error, as does the end)
+            return
         self.engine.build(backend)
+
+    def _fail(self, e: BaseException) -> None:
+        self.error = e
+        self.engine.cancel(e)
 
     def wait(self) -> None:
         self._thread.join()
 
     def say(self, quiet: bool = False) -> bool:
-        """Wait for the choice; say it once on stderr (unless --quiet, or quiet) and return True, or say why the
-        backend cannot be used and return False (an error that is not a ValueError is raised)."""
+        """Wait for the choice; say it once on stderr (unless --quiet, or quiet) and return True, or say once why
+        the backend cannot be used and return False."""
         self._known.wait()
         if self.error is not None:
-            if not isinstance(self.error, ValueError):
-                raise self.error
-            if not self._said:
-                log.error("gpuext::map", str(self.error))
-            self._said = True
+            self._say_error()
             return False
         if not self._said and not (quiet or self.opts.quiet):
             log.info("gpuext::map", f"extension backend: {self.chosen} (--backend {self.opts.backend})")
         self._said = True
         return True
+
+    def _say_error(self) -> None:
+        if not self._said:
+            e = self.error
+            log.error("gpuext::map", str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}")
+        self._said = True
 
     def stops_the_run(self) -> bool:
         """minimap2's index_loaded hook (main thread, before anything is written): True when the backend cannot
@@ -407,10 +416,13 @@ class EngineInTheBackground:
         self._backend = backend
         self._go.set()
 
-    def cancel(self) -> None:
+    def cancel(self, error: BaseException | None = None) -> None:
+        """No engine: the backend could not be chosen or made (error says why)."""
         self._cancelled = True
         self._go.set()
         self._thread.join()
+        if error is not None:
+            self._error = error
 
     def _build(self, opts: GpuextOptions) -> None:
         try:
@@ -434,6 +446,8 @@ class EngineInTheBackground:
         self._thread.join()
         if self._error is not None:
             raise self._error
+        if self.engine is None:
+            raise RuntimeError("the batch engine was not built")
         return self.engine
 
     def __call__(self, *args) -> None:

@@ -188,43 +188,59 @@ def test_timeline_has_every_stage_in_order(tmp_path):
     # each stage begins after the one before it ends (run_cli spans the steps: they begin after it begins)
     for a, b in zip(stages, stages[1:]):
         assert first[b][0] >= (first[a][0] if a == "run_cli" else first[a][1]), (a, b)
-    # the backend is chosen while minimap2 starts, and before its index is loaded is let go on
+    # the backend is chosen in a thread started before minimap2, and minimap2 goes on past its index only after
     assert first["gpuext map"][1] <= first["resolve"][0] <= first["resolved"][0] <= first["index loaded"][1]
     assert first["after run_cli"][0] >= first["run_cli"][1] >= first["batch 1 step 1"][1]
     assert all(float(r[3]) >= float(r[2]) for r in rows)
 
 
+@pytest.mark.parametrize("out", ["stdout", "-o"])
 @pytest.mark.parametrize("args", [["--backend", "cuda"], ["--backend", "auto", "--gpu", "99"]])
-def test_unusable_gpu_stops_the_run_before_minimap2(args, tmp_path):
-    """A GPU that cannot be used is said before minimap2 starts (the backend itself is then built while minimap2
-    builds its index): one [E::gpuext::map] line, a non-zero exit, nothing on stdout. Without a GPU (CI), --backend
-    cuda has none; with one, GPU 99 does not exist (auto picks cuda only when the driver sees a GPU)."""
+def test_unusable_gpu_stops_the_run_before_minimap2_writes(args, out, tmp_path):
+    """A GPU that cannot be used ends the run before minimap2 writes anything (the driver is asked while minimap2
+    builds its index, which waits for the answer): one [E::gpuext::map] line, a non-zero exit, nothing on stdout,
+    no -o file and no temporary file. Without a GPU (CI), --backend cuda has none; with one, GPU 99 does not exist
+    (auto picks cuda only when the driver sees a GPU)."""
     from gpuext.backends import cuda
 
     if args[1] == "cuda" and cuda.device_count() > 0:
         args = ["--backend", "cuda", "--gpu", "99"]
     if args[1] == "auto" and cuda.device_count() == 0:
         pytest.skip("auto without a GPU is the cpu backend")
-    r = run_gpuext(["map", *args, "-a", str(LAMBDA_REF), str(LAMBDA_READS)], text=True)
+    o = ["-o", str(tmp_path / "out.sam")] if out == "-o" else []
+    r = run_gpuext(["map", *args, *o, "-a", str(LAMBDA_REF), str(LAMBDA_READS)], text=True)
     assert r.returncode != 0 and r.stdout == ""
     errors = [x for x in r.stderr.splitlines() if x.startswith("[E::")]
     assert len(errors) == 1 and errors[0].startswith("[E::gpuext::map] --backend cuda:"), r.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
+def test_stock_backend_is_minimap2_alone(oracle):
+    """--backend stock: minimap2 without the batch engine, its output the stock tool's."""
+    args = ["-ax", "map-pb", "-t2", str(LAMBDA_REF), str(LAMBDA_READS)]
+    stock = subprocess.run([str(oracle), *args], capture_output=True)
+    ours = run_gpuext(["map", "--backend", "stock", *args])
+    assert stock.returncode == 0 and ours.returncode == 0, ours.stderr
+    rep = compare_texts(stock.stdout, ours.stdout)
+    assert rep.identical, rep.summary()
+
+
+@pytest.mark.parametrize("broken", ["engine", "backend", "backend-api"])
 @pytest.mark.parametrize("reads", ["lambda", "empty"])
-def test_engine_that_cannot_be_built_fails_the_run(reads, tmp_path):
-    """The engine is built while minimap2 runs: if that fails, the run still fails with one error line and a
-    non-zero exit and no -o file, whether a batch needed the engine (the error stops the pipeline) or none did
-    (empty input)."""
+def test_engine_that_cannot_be_built_fails_the_run(reads, broken, tmp_path):
+    """The engine and the backend are made while minimap2 runs: if either fails, the run still fails with one
+    error line and a non-zero exit and no -o file, whether a batch needed the engine (the error stops the pipeline)
+    or none did (empty input); also as gpuext.Aligner calls it (command_line=False: the backend made first)."""
     import sys
 
     path = LAMBDA_READS if reads == "lambda" else _write_fastq(tmp_path / "empty.fq", [])
-    code = ("import sys; from gpuext.engine import rounds\n"
-            "def broken(*a, **k): raise RuntimeError('planted: no engine')\n"
-            "rounds.BatchEngine.__init__ = broken\n"
+    plant = ("from gpuext.engine import rounds\nrounds.BatchEngine.__init__ = broken\n" if broken == "engine" else
+             "import gpuext.backends as b\nb.resolve = broken\n")
+    code = ("import sys\n"
+            "def broken(*a, **k): raise RuntimeError('planted: no engine')\n" + plant +
             "from gpuext.cli import map as m\n"
             f"sys.exit(m.main(['--backend', 'cpu', '--quiet', '-o', {str(tmp_path / 'o.sam')!r}, '-a', "
-            f"{str(LAMBDA_REF)!r}, {str(path)!r}]))")
+            f"{str(LAMBDA_REF)!r}, {str(path)!r}], command_line={broken != 'backend-api'}))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode != 0
     errors = [x for x in r.stderr.splitlines() if x.startswith("[E::")]

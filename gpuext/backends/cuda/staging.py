@@ -128,7 +128,11 @@ def release() -> None:
         sizes = sorted(s for s in _wanted.pop((dev, me), ()) if (dev, s) not in _growing)
         _growing.update((dev, s) for s in sizes)
     for s in sizes:   # (not daemons: the process's exit waits for them, never ends inside the driver's call)
-        threading.Thread(target=_grow, args=(dev, s), name="gpuext-pin").start()
+        try:
+            threading.Thread(target=_grow, args=(dev, s), name="gpuext-pin").start()
+        except RuntimeError:   # (no thread to be had: the calls after send from ordinary memory)
+            with _lock:
+                _growing.discard((dev, s))
 
 
 def pooled_pinned(n: int, dtype=np.uint8) -> np.ndarray:
