@@ -77,19 +77,14 @@ def _size_class(n: int) -> int:
     return max(1 << 20, 1 << (max(n, 1) - 1).bit_length())
 
 
-def _make(dev: int, size: int) -> np.ndarray:
-    """A new page-locked buffer of size bytes on device dev (its own allocation, freed with the array)."""
+def _grow(dev: int, size: int) -> None:
+    """Make an idle buffer of size bytes on device dev (in a background thread; a failure only means staging
+    from ordinary memory again next time)."""
     import cupy
 
-    cupy.cuda.runtime.setDevice(dev)   # (a new thread's device is GPU 0 until it says otherwise)
-    return np.frombuffer(cupy.cuda.PinnedMemoryPointer(cupy.cuda.PinnedMemory(size), 0), np.uint8, size)
-
-
-def _grow(dev: int, size: int) -> None:
-    """Make an idle buffer of size bytes (in a background thread; a failure only means staging from ordinary
-    memory again next time)."""
     try:
-        buf = _make(dev, size)
+        cupy.cuda.runtime.setDevice(dev)   # (a new thread's device is GPU 0 until it says otherwise)
+        buf = pinned_empty(size)
         with _lock:
             _idle.setdefault(dev, []).append(buf)
     except Exception:
