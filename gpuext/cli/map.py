@@ -218,6 +218,9 @@ def main(argv: list[str], command_line: bool = True) -> int:
     if "--version" in opts.minimap2_argv:
         print(f"gpuext {__version__} (minimap2 {native.minimap2_version})")
         return 0
+    if short_option(opts.minimap2_argv, "V") is True:   # minimap2 prints its version and exits: no backend asked
+        sys.stdout.flush()
+        return native.run_cli(["gpuext map", *opts.minimap2_argv])
     bad = unreadable_input(opts.minimap2_argv)
     if bad:
         log.error("gpuext::map", bad)

@@ -44,6 +44,16 @@ def test_version():
     assert r.stdout.startswith("gpuext 0.1.0 (minimap2 2.31-r1302)")
 
 
+def test_minimap2_version_flag_is_stock_and_asks_no_backend(oracle):
+    """-V prints what stock minimap2 prints and exits 0, whatever the backend options: here a GPU that no machine
+    has (--gpu 99), which made the run fail after the version until the thirty-third session."""
+    stock = subprocess.run([str(oracle), "-V"], capture_output=True, text=True)
+    r = run_gpuext(["map", "--backend", "cuda", "--gpu", "99", "-V"], text=True)
+    assert stock.returncode == 0 and stock.stdout.strip(), stock.stderr
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == stock.stdout
+
+
 def test_header_has_stock_lines_then_gpuext_pg(oracle):
     args = ["-ax", "map-pb", "-R", r"@RG\tID:x\tSM:y", str(LAMBDA_REF), str(LAMBDA_READS)]
     stock = subprocess.run([str(oracle), *args], capture_output=True, check=True).stdout
