@@ -112,6 +112,14 @@ CASES = {
                                         ("fresh-reversed", FRESH, "w7b_smem", {"GX_EMU_REVERSE": "1"}),
                                         ("7-warps", 53, "w7p_smem", {"GPUEXT_KSW_W7B": "0"}),
                                         ("8-warps", 53, "w8p_smem", {"GPUEXT_KSW_MID7": "0"}))},
+    # the books warp without a per-slot H (KSW_BOOKS_SFX, an experiment): H of each anti-diagonal from one anchor
+    # and the suffix sums of its bytes; fixed and fresh seed (the latter in reverse thread order), also GENERIC_SC
+    **{f"teams-books-sfx-{tag}": (["--presets", presets, "--jobs", "4", "--bands", "14", "--seed", str(seed), *extra,
+                                   "--big-share", "0", "--expect", "w7b_smem"],
+                                  {"GPUEXT_KSW_DEFINES": "KSW_BOOKS_SFX=1", **knobs})
+       for tag, presets, seed, extra, knobs in (("53", "map-ont,map-hifi,asm5,sr", 53, [], {}),
+                                                ("fresh-reversed", "map-ont,map-hifi,asm5", FRESH, [], {"GX_EMU_REVERSE": "1"}),
+                                                ("generic", "map-ont", 59, ["--transition", "2"], {}))},
     "teams-pairs-generic": (["--presets", "map-ont", "--transition", "2", "--jobs", "4", "--bands", "14", "--seed",
                              "59", "--big-share", "0", "--expect", "w7b_smem"], {}),
     # the middle team one anti-diagonal per round (its exact jobs otherwise take two: dp_team's PAIRS)
