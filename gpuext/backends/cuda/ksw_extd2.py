@@ -961,7 +961,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                                 nprog = nblk * (1 + (nw == "fbx"))
                                 buf = cupy.empty(n + (nprog + 1) // 2, i64)   # pend, then prog (int32)
                                 pend, prog = buf[:n], buf[n:].view(i32)
-                                k_fbn((1,), (256,), (i32(n), d_sel, d_qlen, i32(nw == "fbx"), pend, prog, i64(nprog)))
+                                k_fbn((1,), (256,), (i32(n), d_sel, d_qlen, d_tlen, i32(nw == "fbx"), pend, prog, i64(nprog)))
                                 keep += [prog, pend]
                             args += (keep[-2], pend)
                         elif nw == "rp":   # a block per chunk, ordered by its first anti-diagonal (a

@@ -1684,6 +1684,14 @@ __device__ __forceinline__ int boundary_h(int n, int qe, int e, int e2, int long
 __host__ __device__ constexpr int fb_kp(int K) { return (K + 3) & ~3; }
 // the passes of a full-band job of qlen columns, W = NL K a pass (dp_fb, fb_addr, ksw_extd2_fb_passes)
 __host__ __device__ constexpr int fb_npass(int qlen, int W) { return (qlen + W - 1) / W; }
+// A pass-pipeline job with more target than query bases runs transposed (KSW_FBP_TR, an experiment): its passes
+// split the target, its rows are the query's, so that its chain is the shorter side's rows plus the passes' lag.
+// The DP is ksw2's clean full-band DP either way; the tags keep ksw2's order of the original states (E, a
+// deletion, before F), and the backtrack reads the bytes transposed.
+#ifndef KSW_FBP_TR
+#define KSW_FBP_TR 1
+#endif
+__device__ __forceinline__ bool fb_tr(int qlen, int tlen) { return KSW_FBP_TR && tlen > qlen; }
 
 // byte offset of cell (i, j)'s direction in a full-band job's layout (NL lanes of K columns; fbk =
 // NL << 8 | K): per pass and step, the la active lanes' fb_kp(K) bytes side by side
@@ -1877,9 +1885,14 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	const int k = k0 + lane / NL;
 	const bool dead = k >= n_list;
 	const int jid = jlist[dead ? k0 : k];
-	const int qlen = dead ? 0 : qlenv[jid], tlen = dead ? 0 : tlenv[jid];
-	const ku8* __restrict__ Q = qseq + qst[jid];
-	const ku8* __restrict__ T = tseq + tst[jid];
+	const int qlen0 = dead ? 0 : qlenv[jid], tlen0 = dead ? 0 : tlenv[jid];
+	const bool tr = PIPE && !EX && fb_tr(qlen0, tlen0);  // (warp-uniform: one job) transposed: query and target swap
+	const int qlen = tr ? tlen0 : qlen0, tlen = tr ? qlen0 : tlen0;
+	const ku8* __restrict__ Q = tr ? tseq + tst[jid] : qseq + qst[jid];
+	const ku8* __restrict__ T = tr ? qseq + qst[jid] : tseq + tst[jid];
+	// the gap states' tags: ksw2's first-wins order of the original states (E 3, F 2, E2 1, F2 0), so that
+	// transposed the DP's E (down its rows: the original F) takes 2 and its F 3
+	const int gE = tr ? 2 : 3, gF = tr ? 3 : 2, gE2 = tr ? 0 : 1, gF2 = tr ? 1 : 0;
 	ku8* __restrict__ P = dir + dir_off[jid];
 	int* __restrict__ bufs = (int*)(ring_arena + ring_off[jid]);  // pass buffers of tlen rows x 4 ints
 	KSW_SETUP;
@@ -1894,8 +1907,8 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 	// thresholds tE .. tF2 added to 8H (four different ones: each continuation bit is then one 3-input
 	// add; F2 takes 7, as with 0 the compiler folded 8 q2 into a multiply-add and needed two);
 	// the next state max(X, 8(H-q) + g) - 8e = max(8H + (g - 8q - 8e), X - 8e): ce1 .. cf2
-	int tE = 3 - 8 * q, tF = 2 - 8 * q, tE2 = 1 - 8 * q2, tF2 = 7 - 8 * q2, e8 = 8 * e, e28 = 8 * e2, mc7 = 8 * sc_mch + 7;
-	int ce1 = 3 - 8 * q - e8, ce2 = 1 - 8 * q2 - e28, cf1 = 2 - 8 * q - e8, cf2 = -8 * q2 - e28;
+	int tE = gE - 8 * q, tF = gF - 8 * q, tE2 = 1 - 8 * q2, tF2 = 7 - 8 * q2, e8 = 8 * e, e28 = 8 * e2, mc7 = 8 * sc_mch + 7;
+	int ce1 = gE - 8 * q - e8, ce2 = gE2 - 8 * q2 - e28, cf1 = gF - 8 * q - e8, cf2 = gF2 - 8 * q2 - e28;
 	// kept in registers: without this empty asm the compiler recomputes them from the int8 gap
 	// costs in every step (14 uniform-datapath instructions of ~330 per step of dp_fb8)
 	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(tE), "+r"(tF), "+r"(tE2), "+r"(tF2), "+r"(e8), "+r"(e28),
@@ -1954,7 +1967,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 #pragma unroll
 		for (int c = 0; c < K; ++c) {
 			const int j = j0 + c, h = boundary_h(j, qe, e, e2, long_thres, long_diff);
-			Hup[c] = 8 * h, Ee[c] = 8 * (h - qe) + 3, Ee2[c] = 8 * (h - qe2) + 1;
+			Hup[c] = 8 * h, Ee[c] = 8 * (h - qe) + gE, Ee2[c] = 8 * (h - qe2) + gE2;
 			qsel[c] = (j < qlen ? Q[j] : 0u) | 0x7650u;
 		}
 		int hdiag = 8 * boundary_h(j0 - 1, qe, e, e2, long_thres, long_diff);  // H(i-1, j0-1), row i = 0
@@ -1995,7 +2008,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			if (sl == 0) {
 				if (p == 0) {
 					hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
-					hl = 8 * hb, fl = 8 * (hb - qe) + 2, f2l = 8 * (hb - qe2);
+					hl = 8 * hb, fl = 8 * (hb - qe) + gF, f2l = 8 * (hb - qe2) + gF2;
 				} else {
 					if (pre) hl = ph, fl = pf, f2l = pf2;
 					else hl = bin[4 * i], fl = bin[4 * i + 1], f2l = bin[4 * i + 2];
@@ -2094,7 +2107,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		const int jh = __shfl_sync(KSW_FULL_MASK, jid, h * NL);
 		if (k0 + h < n_list)
 			tb_job(jh, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res,
-				   n_res, NL << 8 | K);
+				   n_res, NL << 8 | K | (tr ? 1 << 16 : 0));
 	}
 }
 
@@ -2165,7 +2178,8 @@ template <int NT, class T> __device__ __forceinline__ void block_inclusive_sum(T
 // and `extra` more (fbx: its books block); and prog[0 .. nprog) zeroed (the pipeline's progress counts
 // and stop flags). One launch where a CuPy cumsum and zeros took several, before the pipeline's own.
 extern "C" __global__ void __launch_bounds__(256) ksw_extd2_fb_passes(int n, const int* __restrict__ jlist,
-																	  const int* __restrict__ qlenv, int extra,
+																	  const int* __restrict__ qlenv,
+																	  const int* __restrict__ tlenv, int extra,
 																	  ki64* __restrict__ pend, int* __restrict__ prog,
 																	  long long nprog)
 {
@@ -2174,7 +2188,8 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_fb_passes(int n, con
 	ki64 base = 0;
 	for (int i0 = 0; i0 < n; i0 += 256) {
 		const int i = i0 + t;
-		part[t] = i < n ? fb_npass(qlenv[jlist[i]], 32 * KSW_FBP_K) + extra : 0;
+		const int ql = i < n ? qlenv[jlist[i]] : 0, tl = i < n ? tlenv[jlist[i]] : 0;
+		part[t] = i < n ? fb_npass(!extra && fb_tr(ql, tl) ? tl : ql, 32 * KSW_FBP_K) + extra : 0;
 		block_inclusive_sum<256>(part, t);
 		if (i < n) pend[i] = base + part[t];
 		base += part[255];
@@ -2756,9 +2771,13 @@ __device__ __forceinline__ void tb_job(
 			const int ci = i - a, cj = j - b;
 			ku32 val = 0;  // this lane's window cell: direction byte, or (force << 8)
 			if (ci >= 0 && cj >= 0 && fbk > 0) {  // a full-band job (dp_fb): no cell is forced; its
-				// byte holds 4 - state in bits 0-2 and ksw2's bits 0x08..0x40 at 0x10..0x80
-				val = P[fb_addr(ci, cj, qlen, tlen, fbk)];
-				val = (val >> 1 & 0x78u) | (4 - (val & 7u));
+				// byte holds 4 - state in bits 0-2 and ksw2's bits 0x08..0x40 at 0x10..0x80 (fbk bit 16: a
+				// transposed pass-pipeline job, its cell (cj, ci) and the E / F continuation bits swapped)
+				const bool trb = fbk >> 16;
+				val = P[trb ? fb_addr(cj, ci, tlen, qlen, fbk & 0xffff) : fb_addr(ci, cj, qlen, tlen, fbk)];
+				ku32 cb = val >> 1 & 0x78u;
+				if (trb) cb = (cb & 0x28u) << 1 | (cb & 0x50u) >> 1;
+				val = cb | (4 - (val & 7u));
 			} else if (ci >= 0 && cj >= 0) {  // a ring job, or (fbk < 0) dp_bx's layout, ksw2's byte
 				const int rr = ci + cj;
 				const int st = band_st0(rr, qlen, w) & ~15, en = (band_en0(rr, tlen, w) & ~15) + 15;
@@ -3005,12 +3024,14 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			int kh = 16;  // half: 16 columns per lane, or with x2 the fewest of 13..16 that cover the query
 			while (x2 && kh > KSW_FBH2_K0 && 16 * (kh - 1) >= ql) --kh;
 			const int NL = half ? 16 : 32, K = pipe ? KSW_FBP_K : half ? kh : FB_KS[ki], W = NL * K;
-			const int npass = fb_npass(ql, W);
-			const ki64 lanes = (ki64)(npass - 1) * NL + (ql - (npass - 1) * W + K - 1) / K;
-			const ki64 db = (lanes * (tl + NL - 1) * fb_kp(K) + 15) / 16 * 16;
+			const bool tr = pipe && !fbx && fb_tr(ql, tl);  // (columns and rows of the DP as it runs)
+			const int cq = tr ? tl : ql, rt = tr ? ql : tl;
+			const int npass = fb_npass(cq, W);
+			const ki64 lanes = (ki64)(npass - 1) * NL + (cq - (npass - 1) * W + K - 1) / K;
+			const ki64 db = (lanes * (rt + NL - 1) * fb_kp(K) + 15) / 16 * 16;
 			// (fbx: the pass buffers, the passes' keys of tl + W - 1 steps, then H of the last column and row)
 			const ki64 ring = fbx ? ((16 * (ki64)tl + 8 * (ki64)(tl + W - 1)) * npass + 4 * ((ki64)tl + ql) + 15) / 16 * 16
-							: npass > 1 ? 16 * (ki64)tl * (pipe ? npass : 1) : 0;
+							: npass > 1 ? 16 * (ki64)rt * (pipe ? npass : 1) : 0;
 			if (pipe) atomicMax(tot + 3, (unsigned long long)(npass + fbx));
 			pass_sizes(sz, m, k, db, ring, tot);
 			cls = fbx ? KSW_FBX_CLS : x2 ? KSW_FB2_CLS + (half ? KSW_FB_NK + kh - KSW_FBH2_K0 : ki)
