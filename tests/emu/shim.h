@@ -163,6 +163,11 @@ static inline int __reduce_min_sync(unsigned mask, int v) { return (int)emu_coll
 static inline unsigned __reduce_min_sync(unsigned mask, unsigned v) { return emu_collective(mask, EMU_MIN_U, v, 0, 32); }
 static inline int __reduce_max_sync(unsigned mask, int v) { return (int)emu_collective(mask, EMU_MAX_I, v, 0, 32); }
 static inline unsigned __reduce_max_sync(unsigned mask, unsigned v) { return emu_collective(mask, EMU_MAX_U, v, 0, 32); }
+static inline int __dp4a(int a, int b, int c)  // signed bytes, as the instruction
+{
+	for (int k = 0; k < 4; ++k) c += (int)(signed char)(a >> (8 * k)) * (int)(signed char)(b >> (8 * k));
+	return c;
+}
 static inline int __any_sync(unsigned mask, int p) { return (int)emu_collective(mask, EMU_ANY, p != 0, 0, 32); }
 static inline void __syncwarp(unsigned mask = 0xffffffffu) { emu_collective(mask, EMU_SYNC, 0, 0, 32); }
 

@@ -116,7 +116,7 @@ CASES = {
     # and the suffix sums of its bytes; fixed and fresh seed (the latter in reverse thread order), also GENERIC_SC
     **{f"teams-books-sfx-{tag}": (["--presets", presets, "--jobs", "4", "--bands", "14", "--seed", str(seed), *extra,
                                    "--big-share", "0", "--expect", "w7b_smem"],
-                                  {"GPUEXT_KSW_DEFINES": "KSW_BOOKS_SFX=1", **knobs})
+                                  {"GPUEXT_KSW_DEFINES": "KSW_BOOKS_SFX=2", **knobs})
        for tag, presets, seed, extra, knobs in (("53", "map-ont,map-hifi,asm5,sr", 53, [], {}),
                                                 ("fresh-reversed", "map-ont,map-hifi,asm5", FRESH, [], {"GX_EMU_REVERSE": "1"}),
                                                 ("generic", "map-ont", 59, ["--transition", "2"], {}))},

@@ -442,6 +442,32 @@ __device__ __forceinline__ int word_hkey(int (&hv)[4], ku32 Vn, ku32 Un, int t0,
 	return kk;
 }
 
+// KSW_BOOKS_SFX 2: a word's part of the books of an anti-diagonal without H. With ksw2's H of the anti-diagonal
+// H[t] = H[en0] - (sum of u[s] over t < s <= en0) + (sum of v[s] over t <= s < en0) (scripts/check_h_identity.py;
+// u, v its int8 bytes), the word t0 leaves a: its u bytes in (st0, en0] less its v bytes in [st0, en0), and L: its
+// largest 8 rel + ord (max_ord) over its slots in [st0, en0], rel = H less H of the word above's first slot
+__device__ __forceinline__ void word_rel(ku32 Vn, ku32 Un, int t0, int st0, int en0, int en1, int& a, int& L)
+{
+	if (t0 > st0 && t0 + 3 < en1) {  // four grouped in-band slots, none of them en0
+		a = __dp4a((int)Un, 0x01010101, 0) - __dp4a((int)Vn, 0x01010101, 0);
+		const int r3 = sbyte(Vn, 3), r2 = r3 + sbyte(Vn, 2) - sbyte(Un, 3), r1 = r2 + sbyte(Vn, 1) - sbyte(Un, 2);
+		const int r0 = r1 + sbyte(Vn, 0) - sbyte(Un, 1), o = (t0 - st0) & 3;
+		L = max(max(8 * r0 + 6 - (o & 3), 8 * r1 + 6 - ((o + 1) & 3)),
+				max(8 * r2 + 6 - ((o + 2) & 3), 8 * r3 + 6 - ((o + 3) & 3)));
+		return;
+	}
+	int acc = 0, kk = (int)0x80000000;
+	a = 0;
+#pragma unroll
+	for (int b = 3; b >= 0; --b) {
+		const int t = t0 + b, u = t > st0 && t <= en0 ? sbyte(Un, b) : 0, v = t >= st0 && t < en0 ? sbyte(Vn, b) : 0;
+		acc += v;
+		if (t >= st0 && t <= en0) kk = max(kk, 8 * acc + max_ord(t, st0, en0, en1));
+		acc -= u, a += u - v;
+	}
+	L = kk;
+}
+
 // The DP kernels' scalar set-up of ksw_extd2_sse, lines 78-105 (q_,e_,q2_,e2_ arrive swapped; they
 // are int8_t in ksw2), and the state of ksw_reset_extz plus the walk's bookkeeping; a macro, so that
 // both kernels declare the same locals (a struct changed the register allocation of w1_smem_b4).
@@ -613,12 +639,50 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		const int kw = 31 * wid + lane - 1;
 		const bool bwarp = BW && wid == NW, own = lane > 0 && !bwarp;
 		if (BW && tid == 0) stopf = 0;
-#if KSW_BOOKS_SFX
+#if KSW_BOOKS_SFX == 2
+		// BW, KSW_BOOKS_SFX 2: no per-slot H, and the cell warps leave each word's sums (word_rel: a, L in H[t0],
+		// H[t0 + 1] for r, H[t0 + 2], H[t0 + 3] for r1). H[e0] follows line 329 from the H of e0 and e0 - 1 after the
+		// anti-diagonal before (carried here); a lane takes a run of words from the bottom up (an odd number, so
+		// the lanes' loads meet distinct banks), and a warp suffix scan of the runs' sums places them
+		int sfx_e0 = -1, sfx_h = 0, sfx_h1 = 0;
+		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub, int half) -> bool {
+			const int s0 = band_st0(rr, qlen, w), e0 = band_en0(rr, tlen, w), e1 = group_end(s0, e0);
+			auto byt = [&](const ku8* b, int t) { return (int)(signed char)b[(ku32)t & g.mask]; };
+			__syncwarp();
+			const int hp = e0 > 0 && e0 == sfx_e0 + 1 ? sfx_h : e0 > 0 ? sfx_h1 : sfx_h;  // old H[e0 - 1] (e0 = 0: H[0])
+			const int anchor = rr == 0 ? byt(vb, 0) - qe : e0 > 0 ? hp + byt(ub, e0) : hp + byt(vb, 0);
+			const int w_lo = s0 & ~3, nw = ((e0 & ~3) - w_lo) / 4 + 1, cw = ((nw + 31) >> 5) | 1;
+			const int il = cw * lane, ih = min(il + cw, nw);
+			int P = 0, bk = (int)0x80000000;
+			ku32 bw = 0xffffffffu;
+			for (int i = il; i < ih; ++i) {  // every word of [s0, e0] has a slot in the band
+				const ku32 t0 = (ku32)(w_lo + 4 * i);
+				const int2 al = *(const int2*)(g.H + (t0 & g.mask) + half);
+				P += al.x;
+				const int kk = al.y + 8 * P;
+				if (kk > bk) bk = kk, bw = t0;  // (the first word on equal keys)
+			}
+			int inc = P;  // the lane's sum and those of the lanes above
+#pragma unroll
+			for (int o = 1; o < 32; o <<= 1) {
+				const int y = __shfl_down_sync(KSW_FULL_MASK, inc, o);
+				if (lane + o < 32) inc += y;
+			}
+			const int total = __shfl_sync(KSW_FULL_MASK, inc, 0);
+			const int key = il < ih ? bk + 8 * (anchor - inc) : (int)0x80000000;
+			const int mK = __reduce_max_sync(KSW_FULL_MASK, key);
+			const ku32 mT = __reduce_min_sync(KSW_FULL_MASK, key == mK ? bw : 0xffffffffu);
+			sfx_h1 = e0 - 1 >= s0 ? anchor - (byt(ub, e0) - byt(vb, e0 - 1)) : 0;
+			sfx_h = anchor, sfx_e0 = e0;
+			return exact_books(mK, mT, rr, s0, e0, e1, anchor, anchor - total, qlen, tlen, zdrop, e2, ez_max, max_t,
+							   max_q, mqe, mqe_t, mte, mte_q, score);
+		};
+#elif KSW_BOOKS_SFX
 		// BW, KSW_BOOKS_SFX: no per-slot H. On each anti-diagonal H[t] = H[e0] - sum over t <= s < e0 of
 		// (u[s + 1] - v[s]) (the int8 bytes of that anti-diagonal; scripts/check_h_identity.py), and H[e0] follows
 		// line 329 from the H of e0 and e0 - 1 after the anti-diagonal before (carried here)
 		int sfx_e0 = -1, sfx_h = 0, sfx_h1 = 0;
-		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub) -> bool {
+		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub, int) -> bool {
 			const int s0 = band_st0(rr, qlen, w), e0 = band_en0(rr, tlen, w), e1 = group_end(s0, e0);
 			auto byt = [&](const ku8* b, int t) { return (int)(signed char)b[(ku32)t & g.mask]; };
 			__syncwarp();
@@ -661,7 +725,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		};
 #else
 		// BW: the books of anti-diagonal rr from its v and u bytes (vb, ub): true on a Z-drop
-		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub) -> bool {
+		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub, int) -> bool {
 			const int s0 = band_st0(rr, qlen, w), e0 = band_en0(rr, tlen, w), e1 = group_end(s0, e0);
 			int og[4];
 			grouped_ords(s0, og);
@@ -687,11 +751,11 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		// BW: the books of the round from rb: true when the job ends there (a Z-drop, or the band leaves
 		// the matrix on rb + 1)
 		auto books_round = [&](int rb) -> bool {
-			if (books_ad(rb, g.v(0), g.x(0))) return true;
+			if (books_ad(rb, g.v(0), g.x(0), 0)) return true;
 			const int rb1 = rb + 1;
 			if (rb1 >= qlen + tlen - 1) return false;
 			if (band_st0(rb1, qlen, w) > band_en0(rb1, tlen, w)) return true;
-			return books_ad(rb1, g.v(1), g.u);
+			return books_ad(rb1, g.v(1), g.u, 2);
 		};
 		int pend = -1;  // BW: the round whose books are still to run
 		PROF_T(unsigned long long tg0, tc0, tgk[4] = {0, 0, 0, 0}; int nrd = 0; PROF_GT(tg0); PROF_CLK(tc0));
@@ -724,6 +788,9 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			ku32 X = 0, V = 0, X2 = 0, U = 0, Y = 0, Y2 = 0, S = 0, Vr = 0, Ur = 0;
 			int hv[4] = {0, 0, 0, 0};
 			int k0 = (int)0x80000000, k1 = (int)0x80000000;
+#if KSW_BOOKS_SFX == 2
+			int sa0 = 0, sL0 = (int)0x80000000, sa1 = 0, sL1 = (int)0x80000000;  // BW: word_rel of r and r1
+#endif
 			if (bwarp) {  // the books of the round before, while the cell warps compute this one
 				if (pend >= 0 && books_round(pend)) {
 					pend = -1, zdropped = 1;
@@ -774,6 +841,9 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 							if ((unsigned)(st0 - t0) < 4u) hx[1] = pick4(hv, st0 - t0);
 						}
 					}
+#if KSW_BOOKS_SFX == 2
+					if (BW && t0 <= en0 && t0 + 3 >= st0) word_rel(Vn, Un, t0, st0, en0, en1, sa0, sL0);
+#endif
 					Vr = Vn, Ur = Un;
 					X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
 				}
@@ -804,6 +874,9 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 							if ((unsigned)(en0b - t0) < 4u) hx[2] = pick4(hv, en0b - t0);
 							if ((unsigned)(st0b - t0) < 4u) hx[3] = pick4(hv, st0b - t0);
 						}
+#if KSW_BOOKS_SFX == 2
+						if (BW && t0 <= en0b && t0 + 3 >= st0b) word_rel(Vn, Un, t0, st0b, en0b, en1b, sa1, sL1);
+#endif
 						X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
 					}
 				}
@@ -845,7 +918,13 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 				st4(g.u + ix, U), st4(g.y + ix, Y), st4(g.y2 + ix, Y2), st4(g.s + ix, S);
 				st4(g.x(1) + ix, X), st4(g.v(1) + ix, V), st4(g.x2(1) + ix, X2);
 				if (BW) st4(g.v(0) + ix, Vr), st4(g.x(0) + ix, Ur);  // r's v and u, for the books warp
-				else *(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
+#if KSW_BOOKS_SFX == 2
+				if (BW) *(int4*)(g.H + ix) = make_int4(sa0, sL0, sa1, sL1);
+				else
+#else
+				if (!BW)
+#endif
+				*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
 			}
 			if (BW && exitb) break;  // the band leaves the matrix on r1: the books after the loop end the job
 			PROF_T(if (++nrd % 1000 == 0 && nrd <= 4000) PROF_GT(tgk[nrd / 1000 - 1]));
