@@ -431,11 +431,16 @@ def _mid7() -> bool:
     return os.environ.get("GPUEXT_KSW_MID7", "").strip() != "0"
 
 
-def _books_warp() -> bool:
-    """The 7-warp middle team's exact pairs get an 8th warp for their H, keys and books, which it runs
-    a round behind the cells (`ksw_extd2_dp_w7b_smem`, dp_team's BW); $GPUEXT_KSW_W7B=0: the cell warps
-    run them between the barriers (`ksw_extd2_dp_w7p_smem`), for A/B timing."""
-    return os.environ.get("GPUEXT_KSW_W7B", "").strip() != "0"
+def _books_warp(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> bool:
+    """The 7-warp middle team's exact pairs get an 8th warp for their keys and books, which it runs a
+    round behind the cells (`ksw_extd2_dp_w7b_smem`, dp_team's BW); $GPUEXT_KSW_W7B=0: the cell warps
+    run them between the barriers (`ksw_extd2_dp_w7p_smem`), for A/B timing. The books warp takes each
+    anti-diagonal's H from its own int8 bytes (KSW_BOOKS_SFX), which holds while no in-band byte wraps:
+    minimap2's own limit (q+e)+(q2+e2) <= 127 (mm_check_opt), and a match score that leaves room for
+    the larger gap's step; other scorings keep their H in the cells (w7p)."""
+    wide = max(q + e, q2 + e2)
+    return (os.environ.get("GPUEXT_KSW_W7B", "").strip() != "0" and (q + e) + (q2 + e2) <= 127
+            and int(np.max(mat)) + wide <= 127)
 
 
 def _rp_kc() -> int:
@@ -726,7 +731,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
         if _mid_team() == 8 and _pairs():
             k_dp[(8, True)] = _fn(mod, "ksw_extd2_dp_w8p_smem")
             if _mid7():
-                bw = _books_warp()
+                bw = _books_warp(q, e, q2, e2, mat)
                 k_w7 = _fn(mod, "ksw_extd2_dp_w7b_smem" if bw else "ksw_extd2_dp_w7p_smem")
                 w7_threads = 256 if bw else 224
         smem_per_block = SMEM_PER_SM // nblk - 1024

@@ -39,8 +39,12 @@
 #define RF_REACH_END 9
 
 #define KSW_FULL_MASK 0xffffffffu
+#ifndef KSW_TEAM_NOREL
+#define KSW_TEAM_NOREL 0  // (timing only, KSW_BOOKS_SFX 2: the cells leave no word sums)
+#endif
 #ifndef KSW_BOOKS_SFX
-#define KSW_BOOKS_SFX 0  // 1: the books warp without a per-slot H (dp_team's BW; experiment)
+#define KSW_BOOKS_SFX 2  // dp_team's BW: 2, the cells leave each word's sums for the books warp's suffix scan;
+// 1, the books warp sums the bytes itself; 0, a per-slot H in the books warp (both for A/B timing)
 #endif
 
 typedef unsigned char ku8;
@@ -442,30 +446,29 @@ __device__ __forceinline__ int word_hkey(int (&hv)[4], ku32 Vn, ku32 Un, int t0,
 	return kk;
 }
 
+// the bytes b >= k of a word as a mask (a funnel shift clamps its count at 32)
+__device__ __forceinline__ ku32 bytes_from(int k) { return __funnelshift_lc(0u, 0xffffffffu, 8 * max(k, 0)); }
 // KSW_BOOKS_SFX 2: a word's part of the books of an anti-diagonal without H. With ksw2's H of the anti-diagonal
 // H[t] = H[en0] - (sum of u[s] over t < s <= en0) + (sum of v[s] over t <= s < en0) (scripts/check_h_identity.py;
 // u, v its int8 bytes), the word t0 leaves a: its u bytes in (st0, en0] less its v bytes in [st0, en0), and L: its
-// largest 8 rel + ord (max_ord) over its slots in [st0, en0], rel = H less H of the word above's first slot
+// largest 8 rel + ord (max_ord) over its slots in [st0, en0], rel = H less H of the word above's first slot.
+// One path for every word, band edges included: a warp that took two would hold up the round's barrier.
 __device__ __forceinline__ void word_rel(ku32 Vn, ku32 Un, int t0, int st0, int en0, int en1, int& a, int& L)
 {
-	if (t0 > st0 && t0 + 3 < en1) {  // four grouped in-band slots, none of them en0
-		a = __dp4a((int)Un, 0x01010101, 0) - __dp4a((int)Vn, 0x01010101, 0);
-		const int r3 = sbyte(Vn, 3), r2 = r3 + sbyte(Vn, 2) - sbyte(Un, 3), r1 = r2 + sbyte(Vn, 1) - sbyte(Un, 2);
-		const int r0 = r1 + sbyte(Vn, 0) - sbyte(Un, 1), o = (t0 - st0) & 3;
-		L = max(max(8 * r0 + 6 - (o & 3), 8 * r1 + 6 - ((o + 1) & 3)),
-				max(8 * r2 + 6 - ((o + 2) & 3), 8 * r3 + 6 - ((o + 3) & 3)));
-		return;
-	}
-	int acc = 0, kk = (int)0x80000000;
-	a = 0;
+	const int lo = st0 - t0, hi = en0 - t0, g1 = en1 - t0, o = (t0 - st0) & 3;
+	const ku32 f0 = bytes_from(lo), t1 = ~bytes_from(hi + 1), inm = f0 & t1;
+	const ku32 Um = Un & bytes_from(lo + 1) & t1, Vm = Vn & f0 & ~bytes_from(hi);
+	a = __dp4a((int)Um, 0x01010101, 0) - __dp4a((int)Vm, 0x01010101, 0);
+	int r[4];
+	r[3] = sbyte(Vm, 3), r[2] = r[3] + sbyte(Vm, 2) - sbyte(Um, 3), r[1] = r[2] + sbyte(Vm, 1) - sbyte(Um, 2);
+	r[0] = r[1] + sbyte(Vm, 0) - sbyte(Um, 1);
+	int k[4];
 #pragma unroll
-	for (int b = 3; b >= 0; --b) {
-		const int t = t0 + b, u = t > st0 && t <= en0 ? sbyte(Un, b) : 0, v = t >= st0 && t < en0 ? sbyte(Vn, b) : 0;
-		acc += v;
-		if (t >= st0 && t <= en0) kk = max(kk, 8 * acc + max_ord(t, st0, en0, en1));
-		acc -= u, a += u - v;
+	for (int b = 0; b < 4; ++b) {
+		const int ord = b == hi ? 7 : b >= g1 ? 2 - (b - g1) : 6 - ((o + b) & 3);  // max_ord
+		k[b] = (inm >> (8 * b)) & 1 ? 8 * r[b] + ord : (int)0x80000000;
 	}
-	L = kk;
+	L = max(max(k[0], k[1]), max(k[2], k[3]));
 }
 
 // The DP kernels' scalar set-up of ksw_extd2_sse, lines 78-105 (q_,e_,q2_,e2_ arrive swapped; they
@@ -792,10 +795,12 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			int sa0 = 0, sL0 = (int)0x80000000, sa1 = 0, sL1 = (int)0x80000000;  // BW: word_rel of r and r1
 #endif
 			if (bwarp) {  // the books of the round before, while the cell warps compute this one
+#ifndef KSW_TEAM_NOBOOKS  // (timing only: the books warp idle)
 				if (pend >= 0 && books_round(pend)) {
 					pend = -1, zdropped = 1;
 					if (lane == 0) stopf = 1;
 				}
+#endif
 			} else {
 			if (live) {
 				X = ld4(g.x(1) + ix), V = ld4(g.v(1) + ix), X2 = ld4(g.x2(1) + ix);
@@ -842,7 +847,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 						}
 					}
 #if KSW_BOOKS_SFX == 2
-					if (BW && t0 <= en0 && t0 + 3 >= st0) word_rel(Vn, Un, t0, st0, en0, en1, sa0, sL0);
+					if (!KSW_TEAM_NOREL && BW && t0 <= en0 && t0 + 3 >= st0) word_rel(Vn, Un, t0, st0, en0, en1, sa0, sL0);
 #endif
 					Vr = Vn, Ur = Un;
 					X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
@@ -875,7 +880,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 							if ((unsigned)(st0b - t0) < 4u) hx[3] = pick4(hv, st0b - t0);
 						}
 #if KSW_BOOKS_SFX == 2
-						if (BW && t0 <= en0b && t0 + 3 >= st0b) word_rel(Vn, Un, t0, st0b, en0b, en1b, sa1, sL1);
+						if (!KSW_TEAM_NOREL && BW && t0 <= en0b && t0 + 3 >= st0b) word_rel(Vn, Un, t0, st0b, en0b, en1b, sa1, sL1);
 #endif
 						X = Xn, V = Vn, X2 = X2n, U = Un, Y = Yn, Y2 = Y2n;
 					}
