@@ -130,6 +130,21 @@ def exact_extensions(batch, n: int, draw, zdrop: int, end_bonus: int):
     return _extd2_jobs(batch, qs, ts, w, flag, zdrop, end_bonus)
 
 
+def band_exit_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
+    """n band-limited extensions as band_jobs draws them, with the target cut to a share of its length and
+    the query left whole, so that the query is longer than the target by more than w: the band meets the
+    target's end while its lower edge still moves by half a slot per anti-diagonal, and the last ones hold a
+    single slot, twice with the same en0 (line 329's old H[en0 - 1] is then of an anti-diagonal before)."""
+    from tests.kernel.test_ksw_extd2 import _mutate
+
+    def draw():
+        wi = int(rng.choice([100, 300, 500, 751]))
+        q = rng.integers(0, 4, int(rng.integers(wi + 900, wi + 2400))).astype(np.uint8)
+        t = np.asarray(_mutate(rng, q, float(rng.uniform(0.03, 0.2)), 0.01), np.uint8)
+        return q, t[: max(1, len(q) - wi - int(rng.integers(1, 200)))], wi
+    return exact_extensions(batch, n, draw, zdrop, end_bonus)
+
+
 def narrow_band_jobs(rng, batch, n: int, zdrop: int, end_bonus: int):
     """n band-limited extensions with narrow bands (w 32-120) on 150-900 bp sequences of 5-25% errors,
     a third with lengths that differ by up to 2w (band exits), the exact flag sets of the GPU test
@@ -183,6 +198,8 @@ def main() -> int:
     ap.add_argument("--edges", action="store_true", help="ring-size edge jobs (edge_jobs)")
     ap.add_argument("--long", type=int, nargs=2, metavar=("N", "LEN"), help="N more jobs of LEN bp (long_jobs)")
     ap.add_argument("--bands", type=int, metavar="N", help="N band-limited extensions (band_jobs)")
+    ap.add_argument("--band-exits", type=int, metavar="N", help="N band-limited extensions whose band leaves the "
+                    "target's end (band_exit_jobs)")
     ap.add_argument("--narrow-bands", type=int, metavar="N", help="N narrow band-limited extensions (narrow_band_jobs)")
     ap.add_argument("--big-share", type=float, help="the launcher's BIG_JOB_SHARE (0: teams for every wide job)")
     ap.add_argument("--chunked", action="store_true", help="subset, empty sequences, a budget of many chunks")
@@ -221,6 +238,8 @@ def main() -> int:
             b = JobBatch.concat([b, long_jobs(rng, b, *a.long)])
         if a.bands:
             b = JobBatch.concat([b, band_jobs(rng, b, a.bands, *PRESETS[preset][6:8])])
+        if a.band_exits:
+            b = JobBatch.concat([b, band_exit_jobs(rng, b, a.band_exits, *PRESETS[preset][6:8])])
         if a.narrow_bands:
             b = JobBatch.concat([b, narrow_band_jobs(rng, b, a.narrow_bands, *PRESETS[preset][6:8])])
         if a.full_band:   # first-pass gap fills, as ksw_extd2_dp_fb* takes them

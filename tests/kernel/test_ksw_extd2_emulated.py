@@ -120,6 +120,10 @@ CASES = {
        for tag, presets, seed, extra, knobs in (("53", "map-ont,map-hifi,asm5,sr", 53, [], {}),
                                                 ("fresh-reversed", "map-ont,map-hifi,asm5", FRESH, [], {"GX_EMU_REVERSE": "1"}),
                                                 ("generic", "map-ont", 59, ["--transition", "2"], {}))},
+    # band-limited extensions whose band leaves the target's end with single-slot anti-diagonals, twice with
+    # the same en0 (line 329's old H[en0 - 1] from an anti-diagonal before), on the middle team
+    "teams-band-exits": (["--presets", "map-ont,map-hifi,asm5,sr", "--jobs", "4", "--band-exits", "14", "--seed", "5",
+                          "--big-share", "0", "--expect", "w7b_smem"], {}),
     "teams-pairs-generic": (["--presets", "map-ont", "--transition", "2", "--jobs", "4", "--bands", "14", "--seed",
                              "59", "--big-share", "0", "--expect", "w7b_smem"], {}),
     # the middle team one anti-diagonal per round (its exact jobs otherwise take two: dp_team's PAIRS)

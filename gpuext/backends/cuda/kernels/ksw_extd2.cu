@@ -675,7 +675,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			const int key = il < ih ? bk + 8 * (anchor - inc) : (int)0x80000000;
 			const int mK = __reduce_max_sync(KSW_FULL_MASK, key);
 			const ku32 mT = __reduce_min_sync(KSW_FULL_MASK, key == mK ? bw : 0xffffffffu);
-			sfx_h1 = e0 - 1 >= s0 ? anchor - (byt(ub, e0) - byt(vb, e0 - 1)) : 0;
+			sfx_h1 = e0 - 1 >= s0 ? anchor - (byt(ub, e0) - byt(vb, e0 - 1)) : hp;  // (out of the band: kept)
 			sfx_h = anchor, sfx_e0 = e0;
 			return exact_books(mK, mT, rr, s0, e0, e1, anchor, anchor - total, qlen, tlen, zdrop, e2, ez_max, max_t,
 							   max_q, mqe, mqe_t, mte, mte_q, score);
@@ -721,7 +721,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			const int mK = __reduce_max_sync(KSW_FULL_MASK, key);
 			const ku32 mT = (ku32)__reduce_min_sync(KSW_FULL_MASK, key == mK ? bs : 0x7fffffff) & ~3u;
 			const int hst0 = anchor - total;
-			sfx_h1 = e0 - 1 >= s0 ? anchor - (byt(ub, e0) - byt(vb, e0 - 1)) : 0;
+			sfx_h1 = e0 - 1 >= s0 ? anchor - (byt(ub, e0) - byt(vb, e0 - 1)) : hp;  // (out of the band: kept)
 			sfx_h = anchor, sfx_e0 = e0;
 			return exact_books(mK, mT, rr, s0, e0, e1, anchor, hst0, qlen, tlen, zdrop, e2, ez_max, max_t, max_q, mqe,
 							   mqe_t, mte, mte_q, score);
