@@ -97,6 +97,11 @@ static inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s)
 {
 	return (unsigned)(((uint64_t)hi << 32 | lo) >> (s < 32 ? s : 32));
 }
+// hi:lo shifted right by s mod 32 bits, the low word (a rotation when hi == lo)
+static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s)
+{
+	return (unsigned)(((uint64_t)hi << 32 | lo) >> (s & 31));
+}
 
 // byte-SIMD: each byte on its own, as signed 8-bit values; sums wrap (no saturation), comparisons
 // give 0xff or 0x00

@@ -294,7 +294,8 @@ struct Ring {
 // warp's jobs of 4,000+ rounds, "TB jid qlen+tlen start end" for backtracks of jobs with qlen + tlen over
 // KSW_PROF_TB (default 12,000). KSW_PROF_WHAT picks the probes (bits: 1 FBP, 2 TEAM, 4 TB; default 7):
 // printf's stack frame slows every kernel that has one, so a probe of one chain can leave the others out.
-// TEAM also prints the global timer at rounds 1000, 2000, 3000 and 4000.
+// TEAM also prints the global timer at rounds 1000, 2000, 3000 and 4000, and last the books warp's clocks in its
+// books (books_round), summed over the job.
 #ifdef KSW_PROF
 #ifndef KSW_PROF_WHAT
 #define KSW_PROF_WHAT 7
@@ -455,19 +456,22 @@ __device__ __forceinline__ ku32 bytes_from(int k) { return __funnelshift_lc(0u, 
 // One path for every word, band edges included: a warp that took two would hold up the round's barrier.
 __device__ __forceinline__ void word_rel(ku32 Vn, ku32 Un, int t0, int st0, int en0, int en1, int& a, int& L)
 {
-	const int lo = st0 - t0, hi = en0 - t0, g1 = en1 - t0, o = (t0 - st0) & 3;
-	const ku32 f0 = bytes_from(lo), t1 = ~bytes_from(hi + 1), inm = f0 & t1;
-	const ku32 Um = Un & bytes_from(lo + 1) & t1, Vm = Vn & f0 & ~bytes_from(hi);
+	const int lo = st0 - t0, hi = en0 - t0, g1 = en1 - t0;
+	const ku32 f0 = bytes_from(lo), fh = bytes_from(hi), fh1 = bytes_from(hi + 1), inm = f0 & ~fh1;
+	const ku32 Um = Un & bytes_from(lo + 1) & ~fh1, Vm = Vn & f0 & ~fh;
 	a = __dp4a((int)Um, 0x01010101, 0) - __dp4a((int)Vm, 0x01010101, 0);
+	// max_ord of the four slots as bytes: the groups' 6 - (t - st0) mod 4 (a rotation of 6, 5, 4, 3), the tail's
+	// 2 - (t - en1) from en1 on, 7 at en0 (a byte past the tail, or out of the band, may hold anything)
+	const ku32 og = __funnelshift_r(0x03040506u, 0x03040506u, 8 * ((t0 - st0) & 3));
+	const ku32 tm = bytes_from(g1), em = fh & ~fh1, tw = (ku32)(2 + g1) * 0x01010101u - 0x03020100u;
+	const ku32 ow = (((og & ~tm) | (tw & tm)) & ~em) | (0x07070707u & em);
 	int r[4];
 	r[3] = sbyte(Vm, 3), r[2] = r[3] + sbyte(Vm, 2) - sbyte(Um, 3), r[1] = r[2] + sbyte(Vm, 1) - sbyte(Um, 2);
 	r[0] = r[1] + sbyte(Vm, 0) - sbyte(Um, 1);
 	int k[4];
 #pragma unroll
-	for (int b = 0; b < 4; ++b) {
-		const int ord = b == hi ? 7 : b >= g1 ? 2 - (b - g1) : 6 - ((o + b) & 3);  // max_ord
-		k[b] = (inm >> (8 * b)) & 1 ? 8 * r[b] + ord : (int)0x80000000;
-	}
+	for (int b = 0; b < 4; ++b)  // a slot out of the band: less 2^28
+		k[b] = 8 * r[b] + (int)((ow >> (8 * b)) & 0xffu) + (sbyte(inm, b) + 1) * (int)0xf0000000u;
 	L = max(max(k[0], k[1]), max(k[2], k[3]));
 }
 
@@ -658,12 +662,19 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			const int il = cw * lane, ih = min(il + cw, nw);
 			int P = 0, bk = (int)0x80000000;
 			ku32 bw = 0xffffffffu;
-			for (int i = il; i < ih; ++i) {  // every word of [s0, e0] has a slot in the band
-				const ku32 t0 = (ku32)(w_lo + 4 * i);
-				const int2 al = *(const int2*)(g.H + (t0 & g.mask) + half);
-				P += al.x;
-				const int kk = al.y + 8 * P;
-				if (kk > bk) bk = kk, bw = t0;  // (the first word on equal keys)
+			// at most 7 words a lane (a pairs band of wmin <= 124 NW - 32 slots meets at most 31 NW - 6 words):
+			// all loads first, then the sums
+			static_assert(!BW || ((31 * NW - 6 + 31) / 32 | 1) <= 7, "books warp: at most 7 words a lane");
+			int2 al[7];
+#pragma unroll
+			for (int i = 0; i < 7; ++i)
+				if (il + i < ih) al[i] = *(const int2*)(g.H + ((ku32)(w_lo + 4 * (il + i)) & g.mask) + half);
+#pragma unroll
+			for (int i = 0; i < 7; ++i) {  // every word of [s0, e0] has a slot in the band
+				if (il + i >= ih) break;
+				P += al[i].x;
+				const int kk = al[i].y + 8 * P;
+				if (kk > bk) bk = kk, bw = (ku32)(w_lo + 4 * (il + i));  // (the first word on equal keys)
 			}
 			int inc = P;  // the lane's sum and those of the lanes above
 #pragma unroll
@@ -761,7 +772,7 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			return books_ad(rb1, g.v(1), g.u, 2);
 		};
 		int pend = -1;  // BW: the round whose books are still to run
-		PROF_T(unsigned long long tg0, tc0, tgk[4] = {0, 0, 0, 0}; int nrd = 0; PROF_GT(tg0); PROF_CLK(tc0));
+		PROF_T(unsigned long long tg0, tc0, tbk = 0, tgk[4] = {0, 0, 0, 0}; int nrd = 0; PROF_GT(tg0); PROF_CLK(tc0));
 		for (int r = 0; r < qlen + tlen - 1; r += 2) {
 			const int st0 = band_st0(r, qlen, w), en0 = band_en0(r, tlen, w);
 			if (st0 > en0) { zdropped = 1; break; }
@@ -796,10 +807,12 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 #endif
 			if (bwarp) {  // the books of the round before, while the cell warps compute this one
 #ifndef KSW_TEAM_NOBOOKS  // (timing only: the books warp idle)
+				PROF_T(unsigned long long tb0; PROF_CLK(tb0));
 				if (pend >= 0 && books_round(pend)) {
 					pend = -1, zdropped = 1;
 					if (lane == 0) stopf = 1;
 				}
+				PROF_T(unsigned long long tb1; PROF_CLK(tb1); tbk += tb1 - tb0);
 #endif
 			} else {
 			if (live) {
@@ -941,8 +954,8 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			unsigned sm, slot;  // the books warp's SM and hardware warp slot
 			asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
 			asm volatile("mov.u32 %0, %%warpid;" : "=r"(slot));
-			printf("TEAM %d %d %llu %llu %llu %llu %llu %llu %llu %u %u\n", jid, nrd, tg0, tg1, tc1 - tc0, tgk[0], tgk[1],
-				   tgk[2], tgk[3], sm, slot);
+			printf("TEAM %d %d %llu %llu %llu %llu %llu %llu %llu %u %u %llu\n", jid, nrd, tg0, tg1, tc1 - tc0, tgk[0],
+				   tgk[1], tgk[2], tgk[3], sm, slot, tbk);
 		}
 #endif
 		if (BW) {  // the last round's books (its state is stored): after the loop's end, the band's exit on r1 or
