@@ -1,7 +1,7 @@
 """Backends compute a JobBatch into a ResultBatch: `cpu` (the stock ksw2 code) and `cuda` (GPU kernels).
 
 A backend returns its results and, per reason, the jobs and DP cells it handed to the cpu fallback.
-`resolve` picks the backend for `--backend auto|cpu|cuda` and says why, once, on stderr.
+`resolve` makes the backend that `cuda.pick` chose for `--backend auto|cpu|cuda` (gpuext map's BackendChoice).
 Neighbours: gpuext/engine/rounds.py calls `run`; gpuext/backends/cpu.py and gpuext/backends/cuda/.
 """
 from __future__ import annotations
@@ -226,14 +226,10 @@ class CorruptingBackend(CpuBackend):
         return res, fb
 
 
-def resolve(name: str, n_threads: int, gpu: int = 0, gpu_mem: int | None = None, auto: bool | None = None):
-    """The backend object for --backend NAME, or raise ValueError saying why it cannot be used (the choice
-    itself: cuda.pick). auto: whether the user asked for auto (default: name is auto), so that a cuda
-    chosen by auto falls back to the cpu backend if its set-up fails."""
-    from .cuda import pick
-
-    auto = name == "auto" if auto is None else auto
-    name = pick(name, gpu)
+def resolve(name: str, n_threads: int, gpu: int = 0, gpu_mem: int | None = None, auto: bool = False):
+    """The backend object for the backend NAME that cuda.pick chose for --backend (it asked the driver and said
+    why a GPU cannot be used), or raise ValueError saying why it cannot be made. auto: the user asked for auto,
+    so that a cuda whose set-up fails falls back to the cpu backend."""
     if name == "cpu":
         return CpuBackend(n_threads)
     if name == "cuda":
