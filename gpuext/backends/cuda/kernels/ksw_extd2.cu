@@ -44,7 +44,7 @@
 #endif
 #ifndef KSW_BOOKS_SFX
 #define KSW_BOOKS_SFX 2  // dp_team's BW: 2, the cells leave each word's sums for the books warp's suffix scan;
-// 1, the books warp sums the bytes itself; 0, a per-slot H in the books warp (both for A/B timing)
+// 0, a per-slot H in the books warp (for A/B timing)
 #endif
 
 typedef unsigned char ku8;
@@ -690,52 +690,6 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			sfx_h = anchor, sfx_e0 = e0;
 			return exact_books(mK, mT, rr, s0, e0, e1, anchor, anchor - total, qlen, tlen, zdrop, e2, ez_max, max_t,
 							   max_q, mqe, mqe_t, mte, mte_q, score);
-		};
-#elif KSW_BOOKS_SFX
-		// BW, KSW_BOOKS_SFX: no per-slot H. On each anti-diagonal H[t] = H[e0] - sum over t <= s < e0 of
-		// (u[s + 1] - v[s]) (the int8 bytes of that anti-diagonal; scripts/check_h_identity.py), and H[e0] follows
-		// line 329 from the H of e0 and e0 - 1 after the anti-diagonal before (carried here)
-		int sfx_e0 = -1, sfx_h = 0, sfx_h1 = 0;
-		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub, int) -> bool {
-			const int s0 = band_st0(rr, qlen, w), e0 = band_en0(rr, tlen, w), e1 = group_end(s0, e0);
-			auto byt = [&](const ku8* b, int t) { return (int)(signed char)b[(ku32)t & g.mask]; };
-			__syncwarp();
-			const int hp = e0 > 0 && e0 == sfx_e0 + 1 ? sfx_h : e0 > 0 ? sfx_h1 : sfx_h;  // old H[e0 - 1] (e0 = 0: H[0])
-			const int anchor = rr == 0 ? byt(vb, 0) - qe : e0 > 0 ? hp + byt(ub, e0) : hp + byt(vb, 0);
-			// lane L: the words [wl, wh] of the band's, from the top down; S: the sum of u[s + 1] - v[s] over its
-			// slots s >= the current one (below e0)
-			const int w_lo = s0 & ~3, nw = ((e0 & ~3) - w_lo) / 4 + 1, cw = (nw + 31) >> 5;
-			const int wl = w_lo + 4 * cw * lane, wh = min(wl + 4 * (cw - 1), e0 & ~3);
-			int S = 0, bk = (int)0x80000000, bs = 0x7fffffff;
-			ku32 Un = wh + 4 <= e0 ? ld4(ub + ((ku32)(wh + 4) & g.mask)) : 0u;  // u of the word above the lane's
-			for (int t0 = wh; t0 >= wl; t0 -= 4) {
-				const ku32 Vw = ld4(vb + ((ku32)t0 & g.mask)), Uw = ld4(ub + ((ku32)t0 & g.mask));
-#pragma unroll
-				for (int b = 3; b >= 0; --b) {
-					const int t = t0 + b;
-					if (t < s0 || t > e0) continue;
-					if (t < e0) S += (b == 3 ? sbyte(Un, 0) : sbyte(Uw, b + 1)) - sbyte(Vw, b);
-					const int kk = -8 * S + max_ord(t, s0, e0, e1);
-					if (kk >= bk) bk = kk, bs = t;  // (the lowest slot on equal keys)
-				}
-				Un = Uw;
-			}
-			// the sums over the lanes above
-			int inc = wl <= wh ? S : 0;
-#pragma unroll
-			for (int o = 1; o < 32; o <<= 1) {
-				const int y = __shfl_down_sync(KSW_FULL_MASK, inc, o);
-				if (lane + o < 32) inc += y;
-			}
-			const int above = inc - (wl <= wh ? S : 0), total = __shfl_sync(KSW_FULL_MASK, inc, 0);
-			const int key = bs != 0x7fffffff ? bk + 8 * (anchor - above) : (int)0x80000000;
-			const int mK = __reduce_max_sync(KSW_FULL_MASK, key);
-			const ku32 mT = (ku32)__reduce_min_sync(KSW_FULL_MASK, key == mK ? bs : 0x7fffffff) & ~3u;
-			const int hst0 = anchor - total;
-			sfx_h1 = e0 - 1 >= s0 ? anchor - (byt(ub, e0) - byt(vb, e0 - 1)) : hp;  // (out of the band: kept)
-			sfx_h = anchor, sfx_e0 = e0;
-			return exact_books(mK, mT, rr, s0, e0, e1, anchor, hst0, qlen, tlen, zdrop, e2, ez_max, max_t, max_q, mqe,
-							   mqe_t, mte, mte_q, score);
 		};
 #else
 		// BW: the books of anti-diagonal rr from its v and u bytes (vb, ub): true on a Z-drop
