@@ -650,50 +650,78 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 		// BW, KSW_BOOKS_SFX 2: no per-slot H, and the cell warps leave each word's sums (word_rel: a, L in H[t0],
 		// H[t0 + 1] for r, H[t0 + 2], H[t0 + 3] for r1). H[e0] follows line 329 from the H of e0 and e0 - 1 after the
 		// anti-diagonal before (carried here); a lane takes a run of words from the bottom up (an odd number, so
-		// the lanes' loads meet distinct banks), and a warp suffix scan of the runs' sums places them
+		// the lanes' loads meet distinct banks), and a warp suffix scan of the runs' sums places them. The round's
+		// two anti-diagonals go side by side, so that their loads, shuffles and reductions overlap: only their
+		// anchors and books are in order.
 		int sfx_e0 = -1, sfx_h = 0, sfx_h1 = 0;
-		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub, int half) -> bool {
-			const int s0 = band_st0(rr, qlen, w), e0 = band_en0(rr, tlen, w), e1 = group_end(s0, e0);
-			auto byt = [&](const ku8* b, int t) { return (int)(signed char)b[(ku32)t & g.mask]; };
-			__syncwarp();
+		auto byt = [&](const ku8* b, int t) { return (int)(signed char)b[(ku32)t & g.mask]; };
+		// H[e0] of anti-diagonal rr from its bytes (vb, ub), and the carried values moved on to rr
+		auto anchor_ad = [&](int rr, int s0, int e0, const ku8* vb, const ku8* ub) -> int {
 			const int hp = e0 > 0 && e0 == sfx_e0 + 1 ? sfx_h : e0 > 0 ? sfx_h1 : sfx_h;  // old H[e0 - 1] (e0 = 0: H[0])
 			const int anchor = rr == 0 ? byt(vb, 0) - qe : e0 > 0 ? hp + byt(ub, e0) : hp + byt(vb, 0);
-			const int w_lo = s0 & ~3, nw = ((e0 & ~3) - w_lo) / 4 + 1, cw = ((nw + 31) >> 5) | 1;
-			const int il = cw * lane, ih = min(il + cw, nw);
-			int P = 0, bk = (int)0x80000000;
-			ku32 bw = 0xffffffffu;
+			sfx_h1 = e0 - 1 >= s0 ? anchor - (byt(ub, e0) - byt(vb, e0 - 1)) : hp;  // (out of the band: kept)
+			sfx_h = anchor, sfx_e0 = e0;
+			return anchor;
+		};
+		// BW: the books of the round from rb: true when the job ends there (a Z-drop, or the band leaves
+		// the matrix on rb + 1)
+		auto books_round = [&](int rb) -> bool {
+			const int rb1 = rb + 1;
+			const bool more = rb1 < qlen + tlen - 1;
+			int s0[2] = {band_st0(rb, qlen, w), more ? band_st0(rb1, qlen, w) : 0};
+			int e0[2] = {band_en0(rb, tlen, w), more ? band_en0(rb1, tlen, w) : -1};
+			const bool two = more && s0[1] <= e0[1];
+			if (!two) s0[1] = 0, e0[1] = -1;  // (no words)
+			__syncwarp();
 			// at most 7 words a lane (a pairs band of wmin <= 124 NW - 32 slots meets at most 31 NW - 6 words):
 			// all loads first, then the sums
 			static_assert(!BW || ((31 * NW - 6 + 31) / 32 | 1) <= 7, "books warp: at most 7 words a lane");
-			int2 al[7];
+			int w_lo[2], il[2], ih[2], P[2] = {0, 0}, bk[2] = {(int)0x80000000, (int)0x80000000};
+			ku32 bw[2] = {0xffffffffu, 0xffffffffu};
+			int2 al[2][7];
 #pragma unroll
-			for (int i = 0; i < 7; ++i)
-				if (il + i < ih) al[i] = *(const int2*)(g.H + ((ku32)(w_lo + 4 * (il + i)) & g.mask) + half);
+			for (int j = 0; j < 2; ++j) {
+				w_lo[j] = s0[j] & ~3;
+				const int nw = ((e0[j] & ~3) - w_lo[j]) / 4 + 1, cw = ((max(nw, 0) + 31) >> 5) | 1;
+				il[j] = cw * lane, ih[j] = min(il[j] + cw, nw);
 #pragma unroll
-			for (int i = 0; i < 7; ++i) {  // every word of [s0, e0] has a slot in the band
-				if (il + i >= ih) break;
-				P += al[i].x;
-				const int kk = al[i].y + 8 * P;
-				if (kk > bk) bk = kk, bw = (ku32)(w_lo + 4 * (il + i));  // (the first word on equal keys)
+				for (int i = 0; i < 7; ++i)
+					if (il[j] + i < ih[j]) al[j][i] = *(const int2*)(g.H + ((ku32)(w_lo[j] + 4 * (il[j] + i)) & g.mask) + 2 * j);
 			}
-			int inc = P;  // the lane's sum and those of the lanes above
+#pragma unroll
+			for (int j = 0; j < 2; ++j)
+#pragma unroll
+				for (int i = 0; i < 7; ++i) {  // every word of [s0, e0] has a slot in the band
+					if (il[j] + i >= ih[j]) break;
+					P[j] += al[j][i].x;
+					const int kk = al[j][i].y + 8 * P[j];
+					if (kk > bk[j]) bk[j] = kk, bw[j] = (ku32)(w_lo[j] + 4 * (il[j] + i));  // (the first word on equal keys)
+				}
+			int inc[2] = {P[0], P[1]};  // the lane's sums and those of the lanes above
 #pragma unroll
 			for (int o = 1; o < 32; o <<= 1) {
-				const int y = __shfl_down_sync(KSW_FULL_MASK, inc, o);
-				if (lane + o < 32) inc += y;
+				const int y0 = __shfl_down_sync(KSW_FULL_MASK, inc[0], o), y1 = __shfl_down_sync(KSW_FULL_MASK, inc[1], o);
+				if (lane + o < 32) inc[0] += y0, inc[1] += y1;
 			}
-			const int total = __shfl_sync(KSW_FULL_MASK, inc, 0);
-			const int key = il < ih ? bk + 8 * (anchor - inc) : (int)0x80000000;
-			const int mK = __reduce_max_sync(KSW_FULL_MASK, key);
-			const ku32 mT = __reduce_min_sync(KSW_FULL_MASK, key == mK ? bw : 0xffffffffu);
-			sfx_h1 = e0 - 1 >= s0 ? anchor - (byt(ub, e0) - byt(vb, e0 - 1)) : hp;  // (out of the band: kept)
-			sfx_h = anchor, sfx_e0 = e0;
-			return exact_books(mK, mT, rr, s0, e0, e1, anchor, anchor - total, qlen, tlen, zdrop, e2, ez_max, max_t,
-							   max_q, mqe, mqe_t, mte, mte_q, score);
+			const int tot0 = __shfl_sync(KSW_FULL_MASK, inc[0], 0), tot1 = __shfl_sync(KSW_FULL_MASK, inc[1], 0);
+			const int a0 = anchor_ad(rb, s0[0], e0[0], g.v(0), g.x(0));
+			const int a1 = two ? anchor_ad(rb1, s0[1], e0[1], g.v(1), g.u) : 0;  // (after a Z-drop on rb: unused)
+			const int k0 = il[0] < ih[0] ? bk[0] + 8 * (a0 - inc[0]) : (int)0x80000000;
+			const int k1 = il[1] < ih[1] ? bk[1] + 8 * (a1 - inc[1]) : (int)0x80000000;
+			const int m0 = __reduce_max_sync(KSW_FULL_MASK, k0), m1 = __reduce_max_sync(KSW_FULL_MASK, k1);
+			const ku32 t0 = __reduce_min_sync(KSW_FULL_MASK, k0 == m0 ? bw[0] : 0xffffffffu);
+			const ku32 t1 = __reduce_min_sync(KSW_FULL_MASK, k1 == m1 ? bw[1] : 0xffffffffu);
+			if (exact_books(m0, t0, rb, s0[0], e0[0], group_end(s0[0], e0[0]), a0, a0 - tot0, qlen, tlen, zdrop, e2,
+							ez_max, max_t, max_q, mqe, mqe_t, mte, mte_q, score))
+				return true;
+			if (!more) return false;
+			if (!two) return true;  // the band leaves the matrix on rb1
+			return exact_books(m1, t1, rb1, s0[1], e0[1], group_end(s0[1], e0[1]), a1, a1 - tot1, qlen, tlen, zdrop, e2,
+							   ez_max, max_t, max_q, mqe, mqe_t, mte, mte_q, score);
 		};
 #else
 		// BW: the books of anti-diagonal rr from its v and u bytes (vb, ub): true on a Z-drop
-		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub, int) -> bool {
+		auto books_ad = [&](int rr, const ku8* vb, const ku8* ub) -> bool {
 			const int s0 = band_st0(rr, qlen, w), e0 = band_en0(rr, tlen, w), e1 = group_end(s0, e0);
 			int og[4];
 			grouped_ords(s0, og);
@@ -715,16 +743,16 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			return exact_books(mK, mT, rr, s0, e0, e1, g.H[(ku32)e0 & g.mask], g.H[(ku32)s0 & g.mask], qlen, tlen,
 							   zdrop, e2, ez_max, max_t, max_q, mqe, mqe_t, mte, mte_q, score);
 		};
-#endif
 		// BW: the books of the round from rb: true when the job ends there (a Z-drop, or the band leaves
 		// the matrix on rb + 1)
 		auto books_round = [&](int rb) -> bool {
-			if (books_ad(rb, g.v(0), g.x(0), 0)) return true;
+			if (books_ad(rb, g.v(0), g.x(0))) return true;
 			const int rb1 = rb + 1;
 			if (rb1 >= qlen + tlen - 1) return false;
 			if (band_st0(rb1, qlen, w) > band_en0(rb1, tlen, w)) return true;
-			return books_ad(rb1, g.v(1), g.u, 2);
+			return books_ad(rb1, g.v(1), g.u);
 		};
+#endif
 		int pend = -1;  // BW: the round whose books are still to run
 		PROF_T(unsigned long long tg0, tc0, tbk = 0, tgk[4] = {0, 0, 0, 0}; int nrd = 0; PROF_GT(tg0); PROF_CLK(tc0));
 		for (int r = 0; r < qlen + tlen - 1; r += 2) {
