@@ -2,7 +2,7 @@
 # The GPU machine's check (no network there): build offline, run the GPU tests and the regression
 # table with --backend cuda, time stock minimap2 against gpuext end to end, and benchmark both kernels
 # on recorded jobs. Prints a short table last (also $OUT/summary_<phase>.txt).
-#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|abrev|abknob|e2eprof|mapprof|exit|build]  (two calls fit the 10-minute limit better;
+#   usage: [BENCH_REPEAT=N] scripts/device_check.sh [tests|map|bench|all|bwa|extd2|extz2|ab|abrev|abknob|teamprobe|e2eprof|mapprof|exit|build]  (two calls fit the 10-minute limit better;
 #   bwa: only BWA's ksw_extend2, its GPU tests and its benchmark; BWA_BATCH=0 leaves out the dumps of
 #   one bwa mem -t16 batch, which take ~4 minutes to make and time)
 # Needs .carry/ (git-ignored, named in the device call's carry): the sdists and the pysam wheel from
@@ -127,6 +127,26 @@ bench_abknob() {
   done
 }
 
+# the middle team's rounds by its TEAM probes (KSW_PROF, timing only), on E. coli's exact extensions of
+# qlen + tlen >= 8,000 alone, per kernel variant of $TEAM_ARMS (GPUEXT_KSW_DEFINES values, "default" for none):
+# SM clocks per round (two anti-diagonals) of the jobs of 4,000+ rounds, and the books warp's clocks in its books
+# where the kernel prints them (a 12th field)
+teamprobe() {
+  local v l
+  dump_jobs ecoli_ont
+  echo "== the middle team's rounds (TEAM probes; clocks per round)"
+  for v in ${TEAM_ARMS:-default}; do
+    [ "$v" = default ] && v=""
+    l=$(GPUEXT_KSW_DEFINES=KSW_PROF=1,KSW_PROF_WHAT=2${v:+,$v} timeout 120 python3 scripts/time_extd2.py \
+        "$T/ecoli_ont.npz" --runs 1 --long-extensions 8000 2>&1 | grep "^TEAM" \
+      | awk '{printf "%.0f %.0f\n", $6 / $3, (NF >= 13 ? $13 / $3 : -1)}' | sort -n \
+      | awk '{c[NR] = $1; b[NR] = $2} END {m = int((NR + 1) / 2);
+             printf "%d jobs of 4000+ rounds: min %s, median %s, max %s", NR, c[1], c[m], c[NR];
+             if (b[m] >= 0) printf "; books warp busy %s (median job)", b[m]}')
+    echo "teamprobe ${v:-default}: $l"; table+=("teamprobe ${v:-default}: $l")
+  done
+}
+
 # end to end: stock minimap2 against gpuext map --backend cuda, same flags, output compared
 e2e() {
   big_ont
@@ -213,6 +233,7 @@ case $PHASE in
     bench_ab ;;
   ab) bench_ab ;;   # only the A/B benchmarks of ksw_extd2, e.g. EXTD2_AB="GPUEXT_KSW_PRIO 0 default;GPUEXT_KSW_REG 10"
   abrev) bench_abrev ;;   # the working tree's launcher against a revision's (scripts/ab_snapshot.sh REV first)
+  teamprobe) teamprobe ;;   # the middle team's rounds by its probes, per kernel variant: TEAM_ARMS="default KSW_X=1 ..."
   abknob) bench_abknob ;;   # a launcher knob's values by time_extd2.py: AB_KNOB="VAR v1 v2 ..." (default upload waves off / on)
   extz2)   # minimap2's ksw_extz2 (one gap cost): its GPU tests, the regression table with --backend cuda,
            # its benchmark on E. coli's jobs recorded with -O4 -E2, and gpuext map -O4 -E2 end to end

@@ -25,6 +25,9 @@ def main() -> int:
     ap.add_argument("--tag", default="", help="a label printed first")
     ap.add_argument("--classes", action="store_true", help="print the last run's launch classes, by their end")
     ap.add_argument("--check", action="store_true", help="compare the last run with the stock code (cpu backend)")
+    ap.add_argument("--long-extensions", type=int, metavar="N",
+                    help="only the exact extensions (EXTZ_ONLY, not APPROX_MAX) of qlen + tlen >= N: the middle team's "
+                         "long jobs, alone")
     a = ap.parse_args()
 
     import cupy
@@ -32,7 +35,16 @@ def main() -> int:
     from bench_ksw_extd2 import load_jobs
     from gpuext.backends.cuda import ksw_extd2
 
-    batch = ksw_extd2.pin(load_jobs(a.jobs))
+    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX, KSW_EZ_EXTZ_ONLY
+
+    batch = load_jobs(a.jobs)
+    if a.long_extensions is not None:
+        keep = ((batch.flag & KSW_EZ_EXTZ_ONLY) != 0) & ((batch.flag & KSW_EZ_APPROX_MAX) == 0)
+        keep &= batch.qlen() + batch.tlen() >= a.long_extensions
+        batch = batch.subset(np.flatnonzero(keep))
+        print(f"{batch.n} exact extensions of qlen + tlen >= {a.long_extensions}, {int(batch.cells().sum())} cells",
+              file=sys.stderr)
+    batch = ksw_extd2.pin(batch)
     ksw_extd2.run(batch)
     ksw_extd2.run(batch)
     ms, team, pipe = [], [], []
