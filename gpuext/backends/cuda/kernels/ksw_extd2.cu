@@ -917,12 +917,14 @@ __device__ __forceinline__ void dp_team(const int* __restrict__ jlist, int n_lis
 			if (own && live) {  // the state after the round's last anti-diagonal, read after the next barrier
 				st4(g.u + ix, U), st4(g.y + ix, Y), st4(g.y2 + ix, Y2), st4(g.s + ix, S);
 				st4(g.x(1) + ix, X), st4(g.v(1) + ix, V), st4(g.x2(1) + ix, X2);
-				if (BW) st4(g.v(0) + ix, Vr), st4(g.x(0) + ix, Ur);  // r's v and u, for the books warp
 #if KSW_BOOKS_SFX == 2
+				// r's v and u, for the books warp: only its anchor's bytes (slots 0, en0 - 1 and en0)
+				if (BW && (t0 == 0 || (unsigned)(en0 - t0) < 5u)) st4(g.v(0) + ix, Vr), st4(g.x(0) + ix, Ur);
 				if (BW) *(int4*)(g.H + ix) = make_int4(sa0, sL0, sa1, sL1);
 				else
 #else
-				if (!BW)
+				if (BW) st4(g.v(0) + ix, Vr), st4(g.x(0) + ix, Ur);  // r's v and u, for the books warp
+				else
 #endif
 				*(int4*)(g.H + ix) = make_int4(hv[0], hv[1], hv[2], hv[3]);
 			}
