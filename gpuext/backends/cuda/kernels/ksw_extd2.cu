@@ -447,8 +447,6 @@ __device__ __forceinline__ int word_hkey(int (&hv)[4], ku32 Vn, ku32 Un, int t0,
 	return kk;
 }
 
-// the bytes b >= k of a word as a mask (a funnel shift clamps its count at 32)
-__device__ __forceinline__ ku32 bytes_from(int k) { return __funnelshift_lc(0u, 0xffffffffu, 8 * max(k, 0)); }
 // KSW_BOOKS_SFX 2: a word's part of the books of an anti-diagonal without H. With ksw2's H of the anti-diagonal
 // H[t] = H[en0] - (sum of u[s] over t < s <= en0) + (sum of v[s] over t <= s < en0) (scripts/check_h_identity.py;
 // u, v its int8 bytes), the word t0 leaves a: its u bytes in (st0, en0] less its v bytes in [st0, en0), and L: its
@@ -457,13 +455,13 @@ __device__ __forceinline__ ku32 bytes_from(int k) { return __funnelshift_lc(0u, 
 __device__ __forceinline__ void word_rel(ku32 Vn, ku32 Un, int t0, int st0, int en0, int en1, int& a, int& L)
 {
 	const int lo = st0 - t0, hi = en0 - t0, g1 = en1 - t0;
-	const ku32 f0 = bytes_from(lo), fh = bytes_from(hi), fh1 = bytes_from(hi + 1), inm = f0 & ~fh1;
-	const ku32 Um = Un & bytes_from(lo + 1) & ~fh1, Vm = Vn & f0 & ~fh;
+	const ku32 f0 = byte_range(lo, 3), fh = byte_range(hi, 3), fh1 = byte_range(hi + 1, 3), inm = f0 & ~fh1;
+	const ku32 Um = Un & byte_range(lo + 1, 3) & ~fh1, Vm = Vn & f0 & ~fh;
 	a = __dp4a((int)Um, 0x01010101, 0) - __dp4a((int)Vm, 0x01010101, 0);
 	// max_ord of the four slots as bytes: the groups' 6 - (t - st0) mod 4 (a rotation of 6, 5, 4, 3), the tail's
 	// 2 - (t - en1) from en1 on, 7 at en0 (a byte past the tail, or out of the band, may hold anything)
 	const ku32 og = __funnelshift_r(0x03040506u, 0x03040506u, 8 * ((t0 - st0) & 3));
-	const ku32 tm = bytes_from(g1), em = fh & ~fh1, tw = (ku32)(2 + g1) * 0x01010101u - 0x03020100u;
+	const ku32 tm = byte_range(g1, 3), em = fh & ~fh1, tw = (ku32)(2 + g1) * 0x01010101u - 0x03020100u;
 	const ku32 ow = (((og & ~tm) | (tw & tm)) & ~em) | (0x07070707u & em);
 	int r[4];
 	r[3] = sbyte(Vm, 3), r[2] = r[3] + sbyte(Vm, 2) - sbyte(Um, 3), r[1] = r[2] + sbyte(Vm, 1) - sbyte(Um, 2);
