@@ -330,6 +330,12 @@ def _reg_lg() -> int:
     return 0 if lg <= 0 else min(max(lg, 6), REG_LG_LIMIT)
 
 
+def _in_band_no_wrap(q: int, e: int, q2: int, e2: int) -> bool:
+    """Whether ksw2's in-band int8 values cannot wrap: (q+e)+(q2+e2) <= 127 (spec §1.6; minimap2's
+    mm_check_opt enforces it)."""
+    return (q + e) + (q2 + e2) <= 127
+
+
 def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
     """Whether full-band APPROX_MAX jobs take the clean-DP kernels (bit 0): $GPUEXT_KSW_FB (0: off,
     for A/B timing), and only where ksw2's in-band int8 values cannot wrap, (q+e)+(q2+e2) <= 127
@@ -341,7 +347,7 @@ def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
     classes, performance.md, tenth session)."""
     sc_n = int(mat[24]) if int(mat[24]) != 0 else -e2
     scores_ok = all(-16 <= v <= 15 for v in (int(mat[0]), int(mat[1]), sc_n))
-    on = os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and (q + e) + (q2 + e2) <= 127 and scores_ok
+    on = os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and _in_band_no_wrap(q, e, q2, e2) and scores_ok
     half = os.environ.get("GPUEXT_KSW_FBH", "1").strip() != "0"
     exact = os.environ.get("GPUEXT_KSW_FBX", "1").strip() != "0"
     x2 = _fb16_len(q, e, q2, e2, int(mat[0])) if on and os.environ.get("GPUEXT_KSW_FB2", "1").strip() != "0" else 0
@@ -435,12 +441,11 @@ def _books_warp(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> bool:
     """The 7-warp middle team's exact pairs get an 8th warp for their keys and books, which it runs a
     round behind the cells (`ksw_extd2_dp_w7b_smem`, dp_team's BW); $GPUEXT_KSW_W7B=0: the cell warps
     run them between the barriers (`ksw_extd2_dp_w7p_smem`), for A/B timing. The books warp takes each
-    anti-diagonal's H from its own int8 bytes (KSW_BOOKS_SFX), which holds while no in-band byte wraps:
-    minimap2's own limit (q+e)+(q2+e2) <= 127 (mm_check_opt), and a match score that leaves room for
-    the larger gap's step; other scorings keep their H in the cells (w7p)."""
-    wide = max(q + e, q2 + e2)
-    return (os.environ.get("GPUEXT_KSW_W7B", "").strip() != "0" and (q + e) + (q2 + e2) <= 127
-            and int(np.max(mat)) + wide <= 127)
+    anti-diagonal's H from its own int8 bytes (KSW_BOOKS_SFX), which holds while no in-band byte wraps
+    (_in_band_no_wrap) and the match score leaves room for the larger gap's step; other scorings keep
+    their H in the cells (w7p)."""
+    return (os.environ.get("GPUEXT_KSW_W7B", "").strip() != "0" and _in_band_no_wrap(q, e, q2, e2)
+            and int(np.max(mat)) + max(q + e, q2 + e2) <= 127)
 
 
 def _rp_kc() -> int:
