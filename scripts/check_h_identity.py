@@ -73,6 +73,8 @@ def build(tmp: Path) -> ctypes.CDLL:
 
 def check(lib, name: str, b, gaps=None) -> int:
     """The identity over batch b's exact jobs (with gaps (q, e, q2, e2) instead of its scoring's); its violations."""
+    from gpuext.engine.jobs import KSW_EZ_APPROX_MAX
+
     s = b.scoring
     q, e, q2, e2 = gaps or (s.q, s.e, s.q2, s.e2)
     mat = np.ascontiguousarray(s.mat, np.int8)
@@ -80,7 +82,7 @@ def check(lib, name: str, b, gaps=None) -> int:
     P = ctypes.c_void_p
     jobs = pairs = viol = bad = 0
     for j in range(b.n):
-        if b.flag[j] & 8:   # APPROX_MAX: no H array
+        if b.flag[j] & KSW_EZ_APPROX_MAX:   # no H array
             continue
         qs = np.ascontiguousarray(b.qseq[b.qoff[j]:b.qoff[j + 1]], np.uint8)
         ts = np.ascontiguousarray(b.tseq[b.toff[j]:b.toff[j + 1]], np.uint8)
