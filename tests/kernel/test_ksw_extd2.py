@@ -254,7 +254,7 @@ def test_launch_order_puts_long_running_classes_first():
     register kernels, small rings), and the stream priorities never rise along that order (lower ranks run on streams the
     block scheduler serves first), except that the pass pipeline is launched right after the teams (and the
     opt-in ring and band pipelines that may take their jobs)."""
-    from gpuext.backends.cuda.ksw_extd2 import KSW_NCLS, _class_key, _launch_order, _launch_rank
+    from gpuext.backends.cuda.ksw_extd2 import FBP_K, KSW_NCLS, _class_key, _launch_order, _launch_rank
 
     keys = [_class_key(c) for c in range(KSW_NCLS - 1)]
     order = _launch_order(keys)
@@ -262,10 +262,10 @@ def test_launch_order_puts_long_running_classes_first():
     teams = [k for k in keys if k[0] in (16, 8)]
     short = [k for k in keys if k[0] in ("reg", "fbh") or (k[0] == "fb" and k[1] <= 8) or (k[0] == 1 and 0 <= k[1] <= 8)]
     assert ("fbh", 16) in short
-    assert max(pos[k] for k in teams) < pos[("fbp", 4)] < min(pos[k] for k in keys if k[0] in ("fb", "fbh", 1, "reg"))
+    assert max(pos[k] for k in teams) < pos[("fbp", FBP_K)] < min(pos[k] for k in keys if k[0] in ("fb", "fbh", 1, "reg"))
     assert max(pos[k] for k in keys if k in (("fb", 16), ("fb", 12), ("fb", 10), (1, -1), (1, 10))) < \
         min(pos[k] for k in short)
-    assert pos[("fbp", 4)] == max(pos[k] for k in keys if k[0] in (16, 8, "rp", "fbb")) + 1
+    assert pos[("fbp", FBP_K)] == max(pos[k] for k in keys if k[0] in (16, 8, "rp", "fbb")) + 1
     prios = [_launch_rank(k)[0] for k in order if k[0] != "fbp"]
     assert prios == sorted(prios, reverse=True) and prios[0] > prios[-1] == 0
 
@@ -274,7 +274,7 @@ def test_launch_order_starts_few_warp_classes_early():
     """A launch class of few warps (its time is its longest job's, e.g. a few long thin jobs in a
     register class) goes right after the teams and the pass pipeline, on a stream of higher priority
     than the throughput-bound classes; teams keep their place whatever their size."""
-    from gpuext.backends.cuda.ksw_extd2 import (FEW_WARPS, REG_SHAPES, _class_key, _class_warps, _launch_order,
+    from gpuext.backends.cuda.ksw_extd2 import (FBP_K, FEW_WARPS, REG_SHAPES, _class_key, _class_warps, _launch_order,
                                                 _launch_rank, KSW_NCLS)
 
     keys = [_class_key(c) for c in range(KSW_NCLS - 1)]
@@ -286,8 +286,8 @@ def test_launch_order_starts_few_warp_classes_early():
     pos = {k: i for i, k in enumerate(order)}
     assert order == _launch_order(keys, {**many, (8, 10): 8 * 245})[:pos[small_reg]] + [small_reg] + \
         [k for k in _launch_order(keys, many)[pos[small_reg]:] if k != small_reg]
-    assert pos[("fbp", 4)] < pos[small_reg] < min(pos[("fbh", 16)], pos[("fb", 8)], pos[("reg", 8, True)])
-    assert max(pos[k] for k in keys if k[0] in (16, 8)) < pos[("fbp", 4)]
+    assert pos[("fbp", FBP_K)] < pos[small_reg] < min(pos[("fbh", 16)], pos[("fb", 8)], pos[("reg", 8, True)])
+    assert max(pos[k] for k in keys if k[0] in (16, 8)) < pos[("fbp", FBP_K)]
     assert _launch_rank(small_reg, warps[small_reg])[0] > _launch_rank(("fbh", 16), many[("fbh", 16)])[0]
 
 

@@ -86,7 +86,7 @@ MID8 = 3e6                  # a middle-team job of more than (the call's cells /
 KSW_REG_CLS = 30           # first class of the register kernels (ksw_extd2_class)
 KSW_FB_CLS = 40            # first class of the full-band kernels ksw_extd2_dp_fb<K>, K = FB_K[c - KSW_FB_CLS],
 FB_K = (4, 5, 6, 8, 10, 12, 16)   # query columns per lane (FB_KS); class KSW_FB_CLS + 7: ksw_extd2_dp_fbp
-FBP_K = 4                         # (big jobs of several passes, K = FBP_K, KSW_FBP_K)
+FBP_K = 6                         # (big jobs of several passes, K = FBP_K, KSW_FBP_K; 6 since the thirty-fifth session)
 KSW_FBH_CLS = KSW_FB_CLS + len(FB_K) + 1   # ksw_extd2_dp_fbh16: jobs of at most 256 columns, two per warp
 KSW_FB2_CLS = KSW_FBH_CLS + 1   # ksw_extd2_dp_fb<K>x2 (K = FB_K[c - KSW_FB2_CLS]), then ksw_extd2_dp_fbh<K>x2
                                 # (K = FBH2_K[...]): the same jobs in 16-bit halves, two per lane (_fb16_len)

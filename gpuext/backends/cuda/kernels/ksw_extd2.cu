@@ -2191,7 +2191,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 }
 
 // ksw_extd2_dp_fb<K>: full-band APPROX_MAX jobs, a warp per job, K columns per lane;
-// ksw_extd2_dp_fbp (K = KSW_FBP_K = 4): big ones of more than 512 columns, a block (one warp) per
+// ksw_extd2_dp_fbp (K = KSW_FBP_K = 6): big ones of more than 512 columns, a block (one warp) per
 // pass, a job's passes in consecutive blocks: the pipeline's time is its rows
 // times the latency of one step, which grows with K (E. coli's 10k-row jobs: 21 ms with K = 16).
 // Both end with the job's backtrack (no ksw_extd2_tb launch). Parameters: the other DP kernels'
@@ -2226,7 +2226,7 @@ KSW_DP_FB(10)
 KSW_DP_FB(12)
 KSW_DP_FB(16)
 #ifndef KSW_FBP_K
-#define KSW_FBP_K 4  // columns per lane of ksw_extd2_dp_fbp (as FBP_K of the launcher; its knob redefines it)
+#define KSW_FBP_K 6  // columns per lane of ksw_extd2_dp_fbp (as FBP_K of the launcher; its knob redefines it)
 #endif
 extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbp(KSW_FB_PARAMS, int* prog, const ki64* __restrict__ pend)
 {
