@@ -130,15 +130,17 @@ bench_abknob() {
 # the middle team's rounds by its TEAM probes (KSW_PROF, timing only), on E. coli's exact extensions of
 # qlen + tlen >= 8,000 alone, per kernel variant of $TEAM_ARMS (GPUEXT_KSW_DEFINES values, "default" for none):
 # SM clocks per round (two anti-diagonals) of the jobs of 4,000+ rounds, and the books warp's clocks in its books
-# where the kernel prints them (a 12th field)
+# where the kernel prints them (a 12th field). TEAM_CUT=0: on the whole E. coli set (the rounds beside the other
+# classes) instead of the cut; TEAM_ENV="VAR=value ...": launcher knobs for every arm (e.g. GPUEXT_KSW_TP_SMEM=57344)
 teamprobe() {
-  local v l
+  local v l cut=()
   dump_jobs ecoli_ont
-  echo "== the middle team's rounds (TEAM probes; clocks per round)"
+  [ "${TEAM_CUT:-8000}" != 0 ] && cut=(--long-extensions "${TEAM_CUT:-8000}")
+  echo "== the middle team's rounds (TEAM probes; clocks per round; ${cut[*]:-the whole set} ${TEAM_ENV:-})"
   for v in ${TEAM_ARMS:-default}; do
     [ "$v" = default ] && v=""
-    l=$(GPUEXT_KSW_DEFINES=KSW_PROF=1,KSW_PROF_WHAT=2${v:+,$v} timeout 120 python3 scripts/time_extd2.py \
-        "$T/ecoli_ont.npz" --runs 1 --long-extensions 8000 2>&1 | grep "^TEAM" \
+    l=$(env ${TEAM_ENV:-} GPUEXT_KSW_DEFINES=KSW_PROF=1,KSW_PROF_WHAT=2${v:+,$v} timeout 120 python3 scripts/time_extd2.py \
+        "$T/ecoli_ont.npz" --runs 1 "${cut[@]}" 2>&1 | grep "^TEAM" \
       | awk '{printf "%.0f %.0f\n", $6 / $3, (NF >= 13 ? $13 / $3 : -1)}' | sort -n \
       | awk '{c[NR] = $1; b[NR] = $2} END {m = int((NR + 1) / 2);
              printf "%d jobs of 4000+ rounds: min %s, median %s, max %s", NR, c[1], c[m], c[NR];

@@ -74,6 +74,10 @@ CASES = {
     # several passes), and with the threads in reverse order
     "full-band-x2": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed", "43",
                       "--expect", "fb4x2,fb5x2,fb6x2,fb8x2,fb10x2,fb12x2,fb16x2,fb16"], {"GPUEXT_KSW_FBH": "0"}),
+    # the same with the throughput classes' blocks asking for unused dynamic shared memory (GPUEXT_KSW_TP_SMEM,
+    # over the 48 KiB default: the launcher raises the kernels' limit first)
+    "full-band-x2-tp-smem": (["--jobs", "60", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed", "43",
+                              "--expect", "fb4x2,fb8x2,fb16"], {"GPUEXT_KSW_FBH": "0", "GPUEXT_KSW_TP_SMEM": "57344"}),
     "full-band-half-x2-fresh": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed",
                                  str(FRESH), "--expect", "fbh13x2,fb10x2,fb12x2,fb16x2"], {"GX_EMU_REVERSE": "1"}),
     # none big, but long (FBP_ROWS rows or more) and over the 16-bit bound: the pass pipeline too

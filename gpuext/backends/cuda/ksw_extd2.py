@@ -92,6 +92,10 @@ KSW_FB2_CLS = KSW_FBH_CLS + 1   # ksw_extd2_dp_fb<K>x2 (K = FB_K[c - KSW_FB2_CLS
                                 # (K = FBH2_K[...]): the same jobs in 16-bit halves, two per lane (_fb16_len)
 FBH2_K = (13, 14, 15, 16)       # columns per lane of ksw_extd2_dp_fbh<K>x2 (16 lanes per job)
 FB_THREADS = 128           # threads per block of the full-band kernels
+TP_SMEM = 0                # dynamic shared memory (bytes, unused) each block of the throughput classes (fb, fbh,
+                           # fb2, fbh2, reg) asks for: a cap on their blocks per SM, so that the chains' warps
+                           # beside them get more of each scheduler's issue slots ($GPUEXT_KSW_TP_SMEM, A/B timing;
+                           # performance.md, thirty-fifth session: the chains run 40-80% slower side by side)
 FB_JOBS_PER_WARP = {"fb": 1, "fbp": 1, "fbx": 1, "fbb": 1, "fbh": 2, "fb2": 2, "fbh2": 4}   # (fbp, fbx: a warp per pass)
 KSW_RP_CLS = 60            # ksw_extd2_dp_rp<KC>: the ring pipeline (exact jobs that would get a team)
 RP_KC = 0                  # its words per lane (chunks of 128 KC target slots), 0: off, the teams keep
@@ -746,6 +750,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
             _fn(mod, f"ksw_extd2_{x}") for x in ("plan", "class", "offsets", "rp_chunks", "rp_order", "fb_passes",
                                                  "pack", "bins_count", "bins_scan", "bins_place"))
         rp_kc, mid8 = _rp_kc(), _mid8()
+        tp_smem = max(0, min(_env_int("GPUEXT_KSW_TP_SMEM", TP_SMEM), SMEM_PER_SM - 1024))
         fb = _fb_on(q, e, q2, e2, mat)
         # $GPUEXT_KSW_SERIAL=1: every class on the main stream, one after another, so that last_stats
         # has each class's time alone (a diagnostic: the classes normally run side by side)
@@ -938,6 +943,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         else:
                             tpb, shm = 32 * GMEM_WARPS_PER_BLOCK, 0
                         jobs_per_block = 1 if nw > 1 else tpb // 32
+                    if tp_smem and (nw == "reg" or nw in ("fb", "fbh", "fb2", "fbh2")):
+                        shm = max(shm, tp_smem)   # (their kernels use no dynamic shared memory)
                     if shm > 48 * 1024 and _big_smem.get(id(fn), 0) < shm:   # (a driver call: once per size)
                         fn.max_dynamic_shared_size_bytes = _big_smem[id(fn)] = shm
                     d_sel = lst32[s0:s0 + n]
