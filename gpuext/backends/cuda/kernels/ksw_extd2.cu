@@ -1927,6 +1927,10 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 			   [&](int p) { return p * W; }, [&](int p) { return tlen - 1 + (p < npass - 1 ? 32 : lal) * K; });
 }
 
+#ifndef KSW_FBP_PTR
+#define KSW_FBP_PTR 1  // dp_fb's pass buffers through a running pointer (0: indexed, as before; A/B timing)
+#endif
+
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
 // are still in L2. PIPE: one pass per block of one warp, a job's passes in consecutive blocks (pend);
 // the pass buffers and row counts (prog[b], zeroed) are in global memory, so the passes of a big job
@@ -2059,7 +2063,11 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		int ph = 0, pf = 0, pf2 = 0;
 		bool pre = false;
 		ku8* __restrict__ Pp = P + (ki64)p * S * NL * fb_kp(K) + (ki64)sl * fb_kp(K);  // this lane's bytes of step s
-		for (int s = 0; s < nsx; ++s, Pp += la * fb_kp(K)) {
+		// KSW_FBP_PTR: lane 0 reads the previous pass's row i at bin + 4 i and lane NL - 1 writes its row i at
+		// bout + 4 i through one running pointer (i = s - sl), a row a step (the compiler had recomputed both
+		// 64-bit addresses, pass times tlen, in every step)
+		int* bq = (sl == 0 ? (int*)bin : bout) - 4 * sl;
+		for (int s = 0; s < nsx; ++s, Pp += la * fb_kp(K), bq += 4) {
 			const int i = s - sl;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
 				PROF_F(PROF_CLK(pa));
@@ -2089,10 +2097,11 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 					hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
 					hl = 8 * hb, fl = 8 * (hb - qe) + gF, f2l = 8 * (hb - qe2) + gF2;
 				} else {
+					const volatile int* bi = KSW_FBP_PTR ? (const volatile int*)bq : bin + 4 * i;
 					if (pre) hl = ph, fl = pf, f2l = pf2;
-					else hl = bin[4 * i], fl = bin[4 * i + 1], f2l = bin[4 * i + 2];
+					else hl = bi[0], fl = bi[1], f2l = bi[2];
 					pre = PIPE && i + 1 < avail && i + 1 < tlen;  // row i+1 written (and fenced) already
-					if (pre) ph = bin[4 * i + 4], pf = bin[4 * i + 5], pf2 = bin[4 * i + 6];
+					if (pre) ph = bi[4], pf = bi[5], pf2 = bi[6];
 				}
 			}
 			// the scores of target base tb against query bases 0-3 (bytes 0-3) and N (byte 4 = SC_HI's
@@ -2137,7 +2146,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			fb_store<K>(Pp, dw);
 			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
 			if (!last && sl == NL - 1) {
-				*(int4*)(bout + 4 * i) = make_int4(oh, of, of2, 0);
+				*(int4*)(KSW_FBP_PTR ? bq : bout + 4 * i) = make_int4(oh, of, of2, 0);
 				if (PIPE && ((i & 15) == 15 || i == tlen - 1)) {  // rows published 16 at a time
 					PROF_F(PROF_CLK(pa));
 					__threadfence();
