@@ -447,6 +447,10 @@ __device__ __forceinline__ int word_hkey(int (&hv)[4], ku32 Vn, ku32 Un, int t0,
 	return kk;
 }
 
+#ifndef KSW_REL_SIMD
+#define KSW_REL_SIMD 1  // word_rel's keys in 16-bit halves (0: four int32 keys, as before; A/B timing)
+#endif
+
 // KSW_BOOKS_SFX 2: a word's part of the books of an anti-diagonal without H. With ksw2's H of the anti-diagonal
 // H[t] = H[en0] - (sum of u[s] over t < s <= en0) + (sum of v[s] over t <= s < en0) (scripts/check_h_identity.py;
 // u, v its int8 bytes), the word t0 leaves a: its u bytes in (st0, en0] less its v bytes in [st0, en0), and L: its
@@ -463,6 +467,22 @@ __device__ __forceinline__ void word_rel(ku32 Vn, ku32 Un, int t0, int st0, int 
 	const ku32 og = __funnelshift_r(0x03040506u, 0x03040506u, 8 * ((t0 - st0) & 3));
 	const ku32 tm = byte_range(g1, 3), em = fh & ~fh1, tw = (ku32)(2 + g1) * 0x01010101u - 0x03020100u;
 	const ku32 ow = (((og & ~tm) | (tw & tm)) & ~em) | (0x07070707u & em);
+	if (KSW_REL_SIMD) {
+		// in halfwords, slots (0, 1) and (2, 3): d = v less u of the slot above (r[3] = v[3]: the word above's u
+		// is in its a), r its suffix sums, the keys 8 r + ord, and -32768 for a slot out of the band: |r| <= 4 *
+		// 255, so every key fits a signed halfword, and a called word has a slot in the band
+		const ku32 D0 = __vsub2(prmt_s(Vm, 0u, 0x9180u), prmt_s(Um, 0u, 0xA291u));  // d0, d1
+		const ku32 D1 = __vsub2(prmt_s(Vm, 0u, 0xB3A2u), prmt_s(Um, 0u, 0x44B3u));  // d2, d3
+		const ku32 R1 = __vadd2(D1, D1 >> 16);                                        // r2, r3
+		const ku32 R0 = __vadd2(__vadd2(D0, D0 >> 16), __byte_perm(R1, 0u, 0x1010u));  // r0, r1
+		const ku32 K0 = lop3_sel(0x80008000u, ((R0 << 3) & 0xfff8fff8u) | __byte_perm(ow, 0u, 0x4140u),
+								 __byte_perm(inm, 0u, 0x1100u));
+		const ku32 K1 = lop3_sel(0x80008000u, ((R1 << 3) & 0xfff8fff8u) | __byte_perm(ow, 0u, 0x4342u),
+								 __byte_perm(inm, 0u, 0x3322u));
+		const ku32 Km = __vmaxs2(K0, K1);
+		L = max((int)(short)(Km & 0xffffu), (int)Km >> 16);
+		return;
+	}
 	int r[4];
 	r[3] = sbyte(Vm, 3), r[2] = r[3] + sbyte(Vm, 2) - sbyte(Um, 3), r[1] = r[2] + sbyte(Vm, 1) - sbyte(Um, 2);
 	r[0] = r[1] + sbyte(Vm, 0) - sbyte(Um, 1);
