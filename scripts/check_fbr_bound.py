@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""How far the full-band DP's values stray from a nearby H: the premise of a pass pipeline in 16-bit halves with a
+relative base (docs/kernels/ksw_extd2.md, "Next", item 2). No GPU, no kernel: the clean DP that the full-band kernels
+compute (H clamped, E, F, E2, F2, ksw2's boundary) runs in int64 on extreme and random shapes per preset, and for
+each value X a lane holds at row i in column j, it reports the largest |8 (X - B) + tag| over the whole DP, with the
+base B = H(i - 1, j0 - 1), the cell diagonal to the block's first column j0: blocks of K columns (a lane's; its base
+arrives with the diagonal input) or of 32 K (a pass's). A halfword holds the block's values when that is below 32,768.
+Also printed: the largest |H(i, j) - H(i, j - 1)| and |H(i, j) - H(i - 1, j)|.
+
+    python3 scripts/check_fbr_bound.py [--presets map-ont,sr] [--len 600]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tests.kernel.test_fb16_bound import _boundary  # noqa: E402  (ksw2's boundary H, as the kernels sum it)
+from tests.kernel.test_ksw_extd2 import PRESETS, score_matrix  # noqa: E402
+
+
+def dp_rows(t: np.ndarray, qs: np.ndarray, mat: np.ndarray, q: int, e: int, q2: int, e2: int):
+    """Row by row (int64): (hdiag, H, E, F, E2, F2, En, E2n, s) of row i, hdiag[j] = H(i-1, j-1); E, E2 of
+    row i as the cells read them, En, E2n the next row's."""
+    mch = int(mat[0])
+    ql = len(qs)
+    hup = _boundary(np.arange(ql), q, e, q2, e2)
+    E, E2 = hup - (q + e), hup - (q2 + e2)
+    for i in range(len(t)):
+        hl = int(_boundary(np.array([i]), q, e, q2, e2)[0])
+        hdiag = np.r_[_boundary(np.array([i - 1]), q, e, q2, e2) if i else [0], hup[:-1]]
+        s = mat[int(t[i]) * 5 + qs].astype(np.int64)
+        H, F, F2 = (np.empty(ql, np.int64) for _ in range(3))
+        f, f2, h = hl - (q + e), hl - (q2 + e2), hl
+        for j in range(ql):
+            if j:
+                f, f2 = max(h - q, f) - e, max(h - q2, f2) - e2
+            F[j], F2[j] = f, f2
+            h = min(max(hdiag[j] + s[j], E[j], f, E2[j], f2), hdiag[j] + mch)
+            H[j] = h
+        En, E2n = np.maximum(H - q, E) - e, np.maximum(H - q2, E2) - e2
+        yield hdiag, H, E, F, E2, F2, En, E2n, s
+        hup, E, E2 = H, En, E2n
+
+
+def spread(t, qs, mat, q, e, q2, e2, widths):
+    """The largest |8 (X - B) + 7| per block width, and the largest steps of H along a row and a column."""
+    mch = int(mat[0])
+    j = np.arange(len(qs))
+    out = {w: 0 for w in widths}
+    srow = scol = 0
+    hprev = None
+    for hdiag, H, E, F, E2, F2, En, E2n, s in dp_rows(t, qs, mat, q, e, q2, e2):
+        xs = np.stack([H, E, F, E2, F2, En, E2n, hdiag + s, hdiag + mch, H - q, H - q2])
+        for w in widths:
+            base = hdiag[(j // w) * w]
+            out[w] = max(out[w], int(np.abs(8 * (xs - base)).max()) + 7)
+        srow = max(srow, int(np.abs(np.diff(H)).max()) if len(H) > 1 else 0)
+        if hprev is not None:
+            scol = max(scol, int(np.abs(H - hprev).max()))
+        hprev = H
+    return out, srow, scol
+
+
+def main() -> int:
+    from gpuext.backends.cuda.ksw_extd2 import _swapped_gaps
+    from gpuext.engine.jobs import Scoring
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--presets", default="map-ont,map-hifi,sr,extreme")
+    ap.add_argument("--len", type=int, default=400, help="the shapes' size (the spread does not grow with it)")
+    a = ap.parse_args()
+    widths = (4, 6, 8, 16, 128, 192, 256)
+    rng = np.random.default_rng(11)
+    L = a.len
+    same = rng.integers(0, 4, L)
+    mut = same.copy()
+    mut[L // 4:L // 4 + L // 8] = rng.integers(0, 4, L // 8)   # a junk block
+    mut = np.r_[mut[:L // 2], mut[L // 2 + L // 10:]]           # a long deletion
+    shapes = {
+        "all matches": (same, same),
+        "all mismatches": (same, (same + 1) % 4),
+        "unrelated": (rng.integers(0, 4, L), rng.integers(0, 4, L)),
+        "query 5x the target": (rng.integers(0, 4, L // 5), rng.integers(0, 4, L)),
+        "target 5x the query": (rng.integers(0, 4, L), rng.integers(0, 4, L // 5)),
+        "similar, a junk block and a long deletion": (same, mut),
+    }
+    worst = 0
+    for preset in a.presets.split(","):
+        if preset == "extreme":   # the largest scores the full-band kernels take, with map-ont's gaps
+            sa, sb, q, e, q2, e2 = 15, 16, 4, 2, 24, 1
+        else:
+            sa, sb, q, e, q2, e2 = PRESETS[preset][:6]
+        sc = Scoring(score_matrix(sa, sb), q, e, q2, e2)
+        q, e, q2, e2 = _swapped_gaps(sc)
+        mat = np.asarray(sc.mat, np.int64).reshape(-1)
+        for name, (t, qs) in shapes.items():
+            out, srow, scol = spread(t, qs, mat, q, e, q2, e2, widths)
+            worst = max(worst, out[16])
+            print(f"{preset:9s} {name:42s} steps: row {srow:3d} column {scol:3d}; |8 (X - B)| + 7 by block width: "
+                  + ", ".join(f"{w}: {v}" for w, v in out.items()))
+    print(f"largest for blocks of up to 16 columns: {worst} ({'fits' if worst < 32768 else 'does not fit'} a halfword)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
