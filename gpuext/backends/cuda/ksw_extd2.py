@@ -356,7 +356,21 @@ def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
     exact = os.environ.get("GPUEXT_KSW_FBX", "1").strip() != "0"
     x2 = _fb16_len(q, e, q2, e2, int(mat[0])) if on and os.environ.get("GPUEXT_KSW_FB2", "1").strip() != "0" else 0
     band = os.environ.get("GPUEXT_KSW_FBB", "0").strip() not in ("", "0")
-    return int(on) | (int(on and half) << 1) | (int(on and exact) << 2) | (int(band) << 3) | (x2 << 8)
+    fbr = on and os.environ.get("GPUEXT_KSW_FBR", "0").strip() not in ("", "0") and _fbr_ok(q, e, q2, e2, mat)
+    return int(on) | (int(on and half) << 1) | (int(on and exact) << 2) | (int(band) << 3) | (int(fbr) << 4) | \
+        (x2 << 8)
+
+
+def _fbr_ok(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> bool:
+    """(bit 4 of _fb_on, $GPUEXT_KSW_FBR=1, an experiment) whether the pass pipeline may run in 16-bit halves,
+    ksw_extd2_dp_fbr: every value of a pass of W = 32 FBP_K columns, held as 8 (x - B) + tag with B = H(i - 1,
+    j0 - 1), fits a signed halfword. H moves by at most mch + q + e a cell along a row or a column (the first
+    boundary step is q + e; inside, F, F2 bound a drop by min(q+e, q2+e2) and the clamp a rise by mch over the
+    diagonal), so a pass's values lie within (W + 2) (mch + q + e) of B, the gap states max(q+e, q2+e2) further
+    below, and a score and a tag above (scripts/check_fbr_bound.py measures it). FBP_K must be even."""
+    k = _fbp_k()
+    step = max(0, int(mat[0])) + q + e
+    return k % 2 == 0 and 8 * ((32 * k + 2) * step + 2 * max(q + e, q2 + e2) + 16) + 135 <= 32767
 
 
 def _fb16_len(q: int, e: int, q2: int, e2: int, mch: int) -> int:
@@ -920,8 +934,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         tpb, shm = REG_THREADS, 0
                         jobs_per_block = REG_THREADS // shapes[L][0]
                     elif nw in ("fbp", "fbx", "fbb"):   # a block (one warp) per pass of each job (fbx, fbb: and
-                        # its books)
-                        fn = _fn(mod, f"ksw_extd2_dp_{nw}")
+                        # its books; fbp in 16-bit halves with fb's bit 4, ksw_extd2_dp_fbr)
+                        fn = _fn(mod, "ksw_extd2_dp_fbr" if nw == "fbp" and fb & 16 else f"ksw_extd2_dp_{nw}")
                         tpb, shm, jobs_per_block = 32, 0, 1
                     elif nw == "rp":   # a block (one warp) per chunk of each job
                         fn = _fn(mod, f"ksw_extd2_dp_rp{L}")

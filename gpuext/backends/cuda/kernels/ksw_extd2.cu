@@ -2778,6 +2778,221 @@ KSW_DP_FBH2(14)
 KSW_DP_FBH2(15)
 KSW_DP_FBH2(16)
 
+// ---- the pass pipeline in 16-bit halves (KSW_FBR, an experiment) -------------------------------------------
+// ksw_extd2_dp_fbr: dp_fbp's jobs with two virtual lanes of KR = KSW_FBP_K / 2 columns in each lane's halfwords,
+// the high one a row behind the low one: 64 virtual lanes a pass of W = 32 KSW_FBP_K columns (dp_fbp's passes,
+// pass buffers and pass counts), the direction bytes at fb_addr with NL = 64 (virtual lane v holds row s - v at
+// step s; a lane's two halves store side by side). Every value of row i is held as 8 (x - B(i)) + tag, with B(i)
+// = H(i - 1, j0 - 1) and j0 the pass's first column: one base per pass and row, so the left inputs (the virtual
+// lane below's outputs of the step before, the same row) need no conversion, and a half moving to the next row
+// subtracts 8 (B(i + 1) - B(i)) from its Hup, E, E2 and diagonal. Each half carries 8 B of its row as an int32,
+// passed up the virtual lanes with the skew (lane 0's from the previous pass's absolute H or ksw2's boundary);
+// the last virtual lane writes absolute values to the pass buffer, and the score is taken absolute. The launcher
+// sends only scorings whose values within a pass fit a halfword (_fbr_ok; scripts/check_fbr_bound.py).
+// The core is dp_fb2's (two cells per 16x2 instruction, fb2_dirs, fb2_gather).
+__device__ __forceinline__ ku32 pk16(int lo, int hi) { return ((ku32)lo & 0xffffu) | (ku32)hi << 16; }
+__device__ __forceinline__ int lo16s(ku32 x) { return (int)(short)(x & 0xffffu); }
+__device__ __forceinline__ int hi16s(ku32 x) { return (int)x >> 16; }
+
+template <int KR>
+__device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
+									   const ki64* __restrict__ qst, const int* __restrict__ qlenv,
+									   const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
+									   const int* __restrict__ tlenv, const int* __restrict__ wv,
+									   const int* __restrict__ flv, const ki64* __restrict__ dir_off, ku8* dir,
+									   const ki64* __restrict__ ring_off, ku8* ring_arena,
+									   const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
+									   int* __restrict__ res, int n_res, const int* __restrict__ ebv,
+									   const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
+									   int* prog, const ki64* __restrict__ pend)
+{
+	const int lane = threadIdx.x & 31;
+	int k0 = 0;  // block b: a pass of the first job k with pend[k] > b (dp_fb)
+	{
+		int hi = n_list;
+		while (k0 < hi) {
+			const int mid = (k0 + hi) >> 1;
+			if (pend[mid] > (ki64)blockIdx.x) hi = mid;
+			else k0 = mid + 1;
+		}
+	}
+	if (k0 >= n_list) return;
+	const int jid = jlist[k0];
+	const int qlen0 = qlenv[jid], tlen0 = tlenv[jid];
+	const bool tr = fb_tr(qlen0, tlen0);
+	const int qlen = tr ? tlen0 : qlen0, tlen = tr ? qlen0 : tlen0;
+	const ku8* __restrict__ Q = tr ? tseq + tst[jid] : qseq + qst[jid];
+	const ku8* __restrict__ T = tr ? qseq + qst[jid] : tseq + tst[jid];
+	const int gE = tr ? 2 : 3, gF = tr ? 3 : 2, gE2 = tr ? 0 : 1, gF2 = tr ? 1 : 0;  // (dp_fb)
+	ku8* __restrict__ P = dir + dir_off[jid];
+	int* __restrict__ bufs = (int*)(ring_arena + ring_off[jid]);
+	KSW_SETUP;
+	constexpr int NV = 64, W = NV * KR, KP = fb_kp(KR);
+	const int npass = fb_npass(qlen, W);
+	const int p = (int)(blockIdx.x - (k0 ? pend[k0 - 1] : 0));
+	if (p >= npass) return;
+	const ku32 SC_MIS4 = rep4(8 * sc_mis + 4), SC_MCH4 = rep4(8 * sc_mch + 4), SC_N4 = rep4(8 * sc_N + 4);
+	const ku32 SC_HI = (ku32)(ku8)(8 * sc_N + 4);
+	ku32 ce1 = pair16(gE - 8 * q - 8 * e), ce2 = pair16(gE2 - 8 * q2 - 8 * e2), cf1 = pair16(gF - 8 * q - 8 * e),
+		 cf2 = pair16(gF2 - 8 * q2 - 8 * e2), ne8 = pair16(-8 * e), ne28 = pair16(-8 * e2), mc7 = pair16(8 * sc_mch + 7);
+	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(ne8), "+r"(ne28), "+r"(mc7));
+	const int j0p = p * W, vlo = 2 * lane, jlo = j0p + KR * vlo, jhi = jlo + KR;
+	const int la = p < npass - 1 ? NV : (qlen - j0p + KR - 1) / KR;  // virtual lanes of this pass
+	const bool last = p == npass - 1, live_lo = vlo < la, live_hi = vlo + 1 < la;
+	const int B0 = 8 * boundary_h(j0p - 1, qe, e, e2, long_thres, long_diff);  // 8 B(0) = 8 H(-1, j0 - 1)
+	ku32 Hup[KR], Ee[KR], Ee2[KR], qs[KR];
+	bool nq = false;
+#pragma unroll
+	for (int c = 0; c < KR; ++c) {
+		const int ja = jlo + c, jb = jhi + c;
+		const int ha = 8 * boundary_h(ja, qe, e, e2, long_thres, long_diff) - B0;
+		const int hb = 8 * boundary_h(jb, qe, e, e2, long_thres, long_diff) - B0;
+		Hup[c] = pk16(ha, hb), Ee[c] = pk16(ha - 8 * qe + gE, hb - 8 * qe + gE);
+		Ee2[c] = pk16(ha - 8 * qe2 + gE2, hb - 8 * qe2 + gE2);
+		const ku32 a = ja < qlen ? Q[ja] : 0u, b = jb < qlen ? Q[jb] : 0u;
+		qs[c] = (0x5500u | (a | 8u) << 4 | a) | (0x0055u | b << 8 | (b | 8u) << 12) << 16;
+		nq |= (a | b) > 3u;
+	}
+	const bool qn = __any_sync(KSW_FULL_MASK, nq);
+	if (!qn) {
+#pragma unroll
+		for (int c = 0; c < KR; ++c) qs[c] = (qs[c] & 0xffu) | ((qs[c] >> 16 & 0xff00u) + 0x4400u);
+	}
+	ku32 hdiag = pk16(8 * boundary_h(jlo - 1, qe, e, e2, long_thres, long_diff) - B0,
+					  8 * boundary_h(jhi - 1, qe, e, e2, long_thres, long_diff) - B0);
+	ku32 oh = 0, of = 0, of2 = 0;  // this lane's outputs of the step before (both halves)
+	int b8lo = B0, b8hi = B0;       // 8 B of each half's row
+	int prevh = B0, hb = 0;         // lane 0: 8 H(i - 1, j0 - 1) absolute; pass 0: H(i, -1) summed
+	ku32 tprev = 0;                 // the low half's target base of the step before (the high half's now)
+	volatile int* __restrict__ bin = (volatile int*)bufs + (ki64)(p > 0 ? p - 1 : 0) * tlen * 4;
+	int* __restrict__ bout = bufs + (ki64)p * tlen * 4;
+	int* bq = lane == 0 ? (int*)bin : bout - 4 * (NV - 1);  // lane 0: row s of bin; lane 31: row s - 63 of bout
+	int avail = p > 0 ? 0 : tlen;
+	const int nsx = tlen + la - 1;
+	ku8* __restrict__ Pp = P + (ki64)p * (tlen + NV - 1) * NV * KP + (ki64)vlo * KP;
+	auto rows = [&](auto qn_t, auto p0_t) {  // (instances: N in the queries; the first pass, whose left is ksw2's boundary)
+		constexpr bool QN = decltype(qn_t)::value, P0 = decltype(p0_t)::value;
+		for (int s = 0; s < nsx; ++s, Pp += la * KP, bq += 4) {
+			const int ilo = s - vlo, ihi = ilo - 1;
+			if (s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
+				int got;
+				do got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&prog[blockIdx.x - 1], 0);
+				while (got <= s);
+				avail = got;
+				__threadfence();
+			}
+			// the virtual lane below's outputs of the step before: lane - 1's high half for the low half, this
+			// lane's low half for the high half (the same row, the same base)
+			const ku32 sh = __shfl_up_sync(KSW_FULL_MASK, oh, 1), sf = __shfl_up_sync(KSW_FULL_MASK, of, 1);
+			const ku32 sf2 = __shfl_up_sync(KSW_FULL_MASK, of2, 1);
+			const int sb = __shfl_up_sync(KSW_FULL_MASK, b8hi, 1);
+			const bool act_lo = live_lo && ilo >= 0 && ilo < tlen, act_hi = live_hi && ihi >= 0 && ihi < tlen;
+			if (!act_lo && !act_hi) continue;
+			ku32 hl = __byte_perm(sh, oh, 0x5432u), fl = __byte_perm(sf, of, 0x5432u), f2l = __byte_perm(sf2, of2, 0x5432u);
+			int nblo = sb;
+			if (lane == 0) {  // virtual lane 0: the pass's left column, absolute, less the row's base
+				int ha, fa, f2a;
+				if (P0) {
+					hb += boundary_diff(ilo, qe, e, e2, long_thres, long_diff);
+					ha = 8 * hb, fa = 8 * (hb - qe) + gF, f2a = 8 * (hb - qe2) + gF2;
+				} else {
+					const volatile int* bi = (const volatile int*)bq;
+					ha = bi[0], fa = bi[1], f2a = bi[2];
+				}
+				nblo = prevh, prevh = ha;
+				hl = (hl & 0xffff0000u) | ((ku32)(ha - nblo) & 0xffffu);
+				fl = (fl & 0xffff0000u) | ((ku32)(fa - nblo) & 0xffffu);
+				f2l = (f2l & 0xffff0000u) | ((ku32)(f2a - nblo) & 0xffffu);
+			}
+			// each half to its row's base
+			const ku32 D = pk16(nblo - b8lo, b8lo - b8hi);
+			b8hi = b8lo, b8lo = nblo;
+			hdiag = __vsub2(hdiag, D);
+#pragma unroll
+			for (int c = 0; c < KR; ++c) Hup[c] = __vsub2(Hup[c], D), Ee[c] = __vsub2(Ee[c], D), Ee2[c] = __vsub2(Ee2[c], D);
+			const ku32 ta = act_lo ? T[ilo] : 0u, tb = tprev;
+			tprev = ta;
+			const ku32 rowa = fb_score_row(ta, SC_MIS4, SC_MCH4, SC_N4), rowb = fb_score_row(tb, SC_MIS4, SC_MCH4, SC_N4);
+			ku32 hd = hdiag, F = fl, F2 = f2l;
+			// the step before the high half's first row: its halfwords compute nothing of use, and its initial
+			// state (row -1) must outlive the step
+			const bool start_hi = ihi < 0;
+			ku32 kH[KR], kE[KR], kE2[KR];
+			const ku32 kd = hdiag;
+#pragma unroll
+			for (int c = 0; c < KR; ++c) kH[c] = Hup[c], kE[c] = Ee[c], kE2[c] = Ee2[c];
+			ku32 pw[KR], dwa[(KR + 3) / 4], dwb[(KR + 3) / 4];
+#pragma unroll
+			for (int c = 0; c < KR; ++c) {
+				const ku32 E = Ee[c], E2 = Ee2[c];
+				const ku32 sc = QN ? prmt_s(rowa, SC_HI, qs[c]) | prmt_s(rowb, SC_HI, hi16(qs[c])) : prmt_s(rowa, rowb, qs[c]);
+				const ku32 m = __vimax3_s16x2(__vimax3_s16x2(__vadd2(hd, sc), E, E2), F, F2);
+				const ku32 z = __viaddmin_s16x2(hd, mc7, m) & 0xfff8fff8u;  // 8 H, clamped (§1.6)
+				const ku32 zE = __vadd2(z, ce1), zE2 = __vadd2(z, ce2), zF = __vadd2(z, cf1), zF2 = __vadd2(z, cf2);
+				const ku32 En = __viaddmax_s16x2(E, ne8, zE), E2n = __viaddmax_s16x2(E2, ne28, zE2);
+				const ku32 Fn = __viaddmax_s16x2(F, ne8, zF), F2n = __viaddmax_s16x2(F2, ne28, zF2);
+				pw[c] = fb2_dirs(__vsub2(zE, En), __vsub2(zF, Fn), __vsub2(zE2, E2n), __vsub2(zF2, F2n), m);
+				Ee[c] = En, Ee2[c] = E2n, F = Fn, F2 = F2n;
+				hd = Hup[c], Hup[c] = z;
+				const int n = KR - (c & ~3) < 4 ? KR - (c & ~3) : 4;
+				if ((c & 3) == n - 1) {
+					if (n == 4) fb2_gather<4>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+					else if (n == 3) fb2_gather<3>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+					else if (n == 2) fb2_gather<2>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+					else fb2_gather<1>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+				}
+			}
+			if (act_lo) fb_store<KR>(Pp, dwa);
+			if (act_hi) fb_store<KR>(Pp + KP, dwb);
+			hdiag = hl, oh = Hup[KR - 1], of = F, of2 = F2;
+			if (start_hi) {  // (once a pass per lane, in its first 64 steps)
+#pragma unroll
+				for (int c = 0; c < KR; ++c)
+					Hup[c] = __byte_perm(Hup[c], kH[c], 0x7610u), Ee[c] = __byte_perm(Ee[c], kE[c], 0x7610u),
+					Ee2[c] = __byte_perm(Ee2[c], kE2[c], 0x7610u);
+				hdiag = __byte_perm(hdiag, kd, 0x7610u);
+			}
+			// the score, H(tlen - 1, qlen - 1), absolute, from the half that holds it on the last row
+			if (s >= tlen - 1) {  // (warp-uniform: the last rows come in the pass's last 64 steps)
+				const int cql = qlen - 1 - jlo, cqh = qlen - 1 - jhi;
+				if (act_lo && ilo == tlen - 1 && (unsigned)cql < (unsigned)KR) {
+#pragma unroll
+					for (int c = 0; c < KR; ++c)
+						if (c == cql) res[RF_SCORE * n_res + jid] = (lo16s(Hup[c]) + b8lo) >> 3;
+				}
+				if (act_hi && ihi == tlen - 1 && (unsigned)cqh < (unsigned)KR) {
+#pragma unroll
+					for (int c = 0; c < KR; ++c)
+						if (c == cqh) res[RF_SCORE * n_res + jid] = (hi16s(Hup[c]) + b8hi) >> 3;
+				}
+			}
+			if (!last && lane == 31 && act_hi) {  // the last virtual lane's row ihi, absolute, for the next pass
+				*(int4*)bq = make_int4(hi16s(oh) + b8hi, hi16s(of) + b8hi, hi16s(of2) + b8hi, 0);
+				if ((ihi & 15) == 15 || ihi == tlen - 1) {  // rows published 16 at a time
+					__threadfence();
+					*(volatile int*)&prog[blockIdx.x] = ihi + 1;
+				}
+			}
+		}
+	};
+	if (p == 0) {
+		if (qn) rows(kbool<true>{}, kbool<true>{});
+		else rows(kbool<false>{}, kbool<true>{});
+	} else {
+		if (qn) rows(kbool<true>{}, kbool<false>{});
+		else rows(kbool<false>{}, kbool<false>{});
+	}
+	__syncwarp();
+	if (!last) return;  // the last pass backtracks: it ends after every other pass
+	__threadfence();
+	tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res, n_res,
+		   NV << 8 | KR | (tr ? 1 << 16 : 0));
+}
+extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbr(KSW_FB_PARAMS, int* prog, const ki64* __restrict__ pend)
+{
+	dp_fbr<KSW_FBP_K / 2>(KSW_FB_ARGS, prog, pend);
+}
+
 // ---- backtrack -------------------------------------------------------------------------------
 // Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0),
 // one warp per job (tb_job: fbk > 0 for the jobs of ksw_extd2_dp_fb*, directions at fb_addr).
@@ -3131,7 +3346,11 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			const bool x2 = !big && fits16;  // (not pipe: a job that is not big takes it only when it does not fit)
 			int kh = 16;  // half: 16 columns per lane, or with x2 the fewest of 13..16 that cover the query
 			while (x2 && kh > KSW_FBH2_K0 && 16 * (kh - 1) >= ql) --kh;
-			const int NL = half ? 16 : 32, K = pipe ? KSW_FBP_K : half ? kh : FB_KS[ki], W = NL * K;
+			// (fb & 16) the pass pipeline in 16-bit halves (ksw_extd2_dp_fbr): 64 virtual lanes of KSW_FBP_K / 2
+			// columns, the same passes
+			const bool fbr = pipe && !fbx && (fb & 16);
+			const int NL = fbr ? 64 : half ? 16 : 32, K = fbr ? KSW_FBP_K / 2 : pipe ? KSW_FBP_K : half ? kh : FB_KS[ki];
+			const int W = NL * K;
 			const bool tr = pipe && !fbx && fb_tr(ql, tl);  // (columns and rows of the DP as it runs)
 			const int cq = tr ? tl : ql, rt = tr ? ql : tl;
 			const int npass = fb_npass(cq, W);
