@@ -18,8 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tests.kernel.test_fb16_bound import _boundary  # noqa: E402  (ksw2's boundary H, as the kernels sum it)
-from tests.kernel.test_ksw_extd2 import PRESETS, score_matrix  # noqa: E402
+from tests.kernel.test_fb16_bound import _boundary, full_band_scoring  # noqa: E402  (ksw2's boundary H; the scorings)
 
 
 def dp_rows(t: np.ndarray, qs: np.ndarray, mat: np.ndarray, q: int, e: int, q2: int, e2: int):
@@ -66,9 +65,6 @@ def spread(t, qs, mat, q, e, q2, e2, widths):
 
 
 def main() -> int:
-    from gpuext.backends.cuda.ksw_extd2 import _swapped_gaps
-    from gpuext.engine.jobs import Scoring
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--presets", default="map-ont,map-hifi,sr,extreme")
     ap.add_argument("--len", type=int, default=400, help="the shapes' size (the spread does not grow with it)")
@@ -90,13 +86,7 @@ def main() -> int:
     }
     worst = 0
     for preset in a.presets.split(","):
-        if preset == "extreme":   # the largest scores the full-band kernels take, with map-ont's gaps
-            sa, sb, q, e, q2, e2 = 15, 16, 4, 2, 24, 1
-        else:
-            sa, sb, q, e, q2, e2 = PRESETS[preset][:6]
-        sc = Scoring(score_matrix(sa, sb), q, e, q2, e2)
-        q, e, q2, e2 = _swapped_gaps(sc)
-        mat = np.asarray(sc.mat, np.int64).reshape(-1)
+        mat, q, e, q2, e2 = full_band_scoring(preset)
         for name, (t, qs) in shapes.items():
             out, srow, scol = spread(t, qs, mat, q, e, q2, e2, widths)
             worst = max(worst, out[16])

@@ -64,18 +64,22 @@ def _halfword_values(t: np.ndarray, qs: np.ndarray, mat: np.ndarray, q: int, e: 
     return lo, hi
 
 
-@pytest.mark.parametrize("preset", [p for p in sorted(PRESETS) if p != "asm5"] + ["extreme"])
-def test_fb16_bound_keeps_every_value_in_a_halfword(preset):
-    from gpuext.backends.cuda.ksw_extd2 import _fb16_len, _swapped_gaps
+def full_band_scoring(preset: str):
+    """(mat as int64, q, e, q2, e2) of a preset as the full-band kernels get them (the gap costs as the
+    launcher swaps them); "extreme": the largest scores those kernels take, with map-ont's gaps."""
+    from gpuext.backends.cuda.ksw_extd2 import _swapped_gaps
     from gpuext.engine.jobs import Scoring
 
-    if preset == "extreme":   # the largest scores the full-band kernels take, with map-ont's gaps
-        a, b, q, e, q2, e2 = 15, 16, 4, 2, 24, 1
-    else:
-        a, b, q, e, q2, e2 = PRESETS[preset][:6]
+    a, b, q, e, q2, e2 = (15, 16, 4, 2, 24, 1) if preset == "extreme" else PRESETS[preset][:6]
     s = Scoring(score_matrix(a, b), q, e, q2, e2)
-    q, e, q2, e2 = _swapped_gaps(s)
-    mat = np.asarray(s.mat, np.int64).reshape(-1)
+    return (np.asarray(s.mat, np.int64).reshape(-1), *_swapped_gaps(s))
+
+
+@pytest.mark.parametrize("preset", [p for p in sorted(PRESETS) if p != "asm5"] + ["extreme"])
+def test_fb16_bound_keeps_every_value_in_a_halfword(preset):
+    from gpuext.backends.cuda.ksw_extd2 import _fb16_len
+
+    mat, q, e, q2, e2 = full_band_scoring(preset)
     L = _fb16_len(q, e, q2, e2, int(mat[0]))
     assert L >= 300, (preset, L)   # the bound leaves the gap fills of a long-read run their halfwords
     rng = np.random.default_rng(7)
