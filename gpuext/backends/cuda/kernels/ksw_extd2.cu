@@ -2863,7 +2863,7 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 	ku32 oh = 0, of = 0, of2 = 0;  // this lane's outputs of the step before (both halves)
 	int b8lo = B0, b8hi = B0;       // 8 B of each half's row
 	int prevh = B0, hb = 0;         // lane 0: 8 H(i - 1, j0 - 1) absolute; pass 0: H(i, -1) summed
-	ku32 tprev = 0;                 // the low half's target base of the step before (the high half's now)
+	ku32 rprev = 0;                 // the low half's score row of the step before (the high half's now)
 	volatile int* __restrict__ bin = (volatile int*)bufs + (ki64)(p > 0 ? p - 1 : 0) * tlen * 4;
 	int* __restrict__ bout = bufs + (ki64)p * tlen * 4;
 	int* bq = lane == 0 ? (int*)bin : bout - 4 * (NV - 1);  // lane 0: row s of bin; lane 31: row s - 63 of bout
@@ -2910,9 +2910,8 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 			hdiag = __vsub2(hdiag, D);
 #pragma unroll
 			for (int c = 0; c < KR; ++c) Hup[c] = __vsub2(Hup[c], D), Ee[c] = __vsub2(Ee[c], D), Ee2[c] = __vsub2(Ee2[c], D);
-			const ku32 ta = act_lo ? T[ilo] : 0u, tb = tprev;
-			tprev = ta;
-			const ku32 rowa = fb_score_row(ta, SC_MIS4, SC_MCH4, SC_N4), rowb = fb_score_row(tb, SC_MIS4, SC_MCH4, SC_N4);
+			const ku32 rowa = fb_score_row(act_lo ? T[ilo] : 0u, SC_MIS4, SC_MCH4, SC_N4), rowb = rprev;
+			rprev = rowa;
 			ku32 hd = hdiag, F = fl, F2 = f2l;
 			// the step before the high half's first row: its halfwords compute nothing of use, and its initial
 			// state (row -1) must outlive the step
