@@ -2860,6 +2860,10 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 	}
 	ku32 hdiag = pk16(8 * boundary_h(jlo - 1, qe, e, e2, long_thres, long_diff) - B0,
 					  8 * boundary_h(jhi - 1, qe, e, e2, long_thres, long_diff) - B0);
+	ku32 iH[KR], iE[KR], iE2[KR];  // the initial state, for the high half's first row
+#pragma unroll
+	for (int c = 0; c < KR; ++c) iH[c] = Hup[c], iE[c] = Ee[c], iE2[c] = Ee2[c];
+	const ku32 id = hdiag;
 	ku32 oh = 0, of = 0, of2 = 0;  // this lane's outputs of the step before (both halves)
 	int b8lo = B0, b8hi = B0;       // 8 B of each half's row
 	int prevh = B0, hb = 0;         // lane 0: 8 H(i - 1, j0 - 1) absolute; pass 0: H(i, -1) summed
@@ -2912,14 +2916,15 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 			for (int c = 0; c < KR; ++c) Hup[c] = __vsub2(Hup[c], D), Ee[c] = __vsub2(Ee[c], D), Ee2[c] = __vsub2(Ee2[c], D);
 			const ku32 rowa = fb_score_row(act_lo ? T[ilo] : 0u, SC_MIS4, SC_MCH4, SC_N4), rowb = rprev;
 			rprev = rowa;
-			ku32 hd = hdiag, F = fl, F2 = f2l;
-			// the step before the high half's first row: its halfwords compute nothing of use, and its initial
-			// state (row -1) must outlive the step
-			const bool start_hi = ihi < 0;
-			ku32 kH[KR], kE[KR], kE2[KR];
-			const ku32 kd = hdiag;
+			if (ihi == 0) {  // the high half's first row (once a pass per lane): the step before, its halfwords
+				// computed nothing of use; its initial state (row -1, base B(0), which it has: D was 0)
 #pragma unroll
-			for (int c = 0; c < KR; ++c) kH[c] = Hup[c], kE[c] = Ee[c], kE2[c] = Ee2[c];
+				for (int c = 0; c < KR; ++c)
+					Hup[c] = __byte_perm(Hup[c], iH[c], 0x7610u), Ee[c] = __byte_perm(Ee[c], iE[c], 0x7610u),
+					Ee2[c] = __byte_perm(Ee2[c], iE2[c], 0x7610u);
+				hdiag = __byte_perm(hdiag, id, 0x7610u);
+			}
+			ku32 hd = hdiag, F = fl, F2 = f2l;
 			ku32 pw[KR], dwa[(KR + 3) / 4], dwb[(KR + 3) / 4];
 #pragma unroll
 			for (int c = 0; c < KR; ++c) {
@@ -2944,13 +2949,6 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 			if (act_lo) fb_store<KR>(Pp, dwa);
 			if (act_hi) fb_store<KR>(Pp + KP, dwb);
 			hdiag = hl, oh = Hup[KR - 1], of = F, of2 = F2;
-			if (start_hi) {  // (once a pass per lane, in its first 64 steps)
-#pragma unroll
-				for (int c = 0; c < KR; ++c)
-					Hup[c] = __byte_perm(Hup[c], kH[c], 0x7610u), Ee[c] = __byte_perm(Ee[c], kE[c], 0x7610u),
-					Ee2[c] = __byte_perm(Ee2[c], kE2[c], 0x7610u);
-				hdiag = __byte_perm(hdiag, kd, 0x7610u);
-			}
 			// the score, H(tlen - 1, qlen - 1), absolute, from the half that holds it on the last row
 			if (s >= tlen - 1) {  // (warp-uniform: the last rows come in the pass's last 64 steps)
 				const int cql = qlen - 1 - jlo, cqh = qlen - 1 - jhi;
