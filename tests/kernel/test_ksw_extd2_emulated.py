@@ -86,8 +86,8 @@ CASES = {
     "full-band-team": (["--presets", "map-ont,sr", "--jobs", "30", "--max-len", "3000", "--full-band", "--big-share",
                         "0", "--seed", "31", "--expect", "fb4,fbp"], {}),
     # the pass pipeline in 16-bit halves (ksw_extd2_dp_fbr, $GPUEXT_KSW_FBR=1, an experiment): 64 virtual lanes of 3
-    # columns, and of 4 (FBP_K 8, where sr's scores take the int32 pass pipeline), fresh seed in reverse thread order
-    "full-band-fbr": (["--presets", "map-ont,map-hifi,sr", "--jobs", "30", "--max-len", "4000", "--full-band",
+    # columns, and of 4 (FBP_K 8), fresh seed in reverse thread order (sr's scores take the int32 pass pipeline)
+    "full-band-fbr": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "4000", "--full-band",
                        "--big-share", "1", "--seed", "7", "--expect", "fbr"], {"GPUEXT_KSW_FBR": "1"}),
     "full-band-fbr-k8-fresh-reversed": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "3000",
                                          "--full-band", "--big-share", "1", "--seed", str(FRESH), "--expect", "fbr"],

@@ -361,6 +361,9 @@ def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
         (x2 << 8)
 
 
+FBR_FRAME = 32   # steps between ksw_extd2_dp_fbr's frames (KSW_FBR_FRAME)
+
+
 def _fbr_ok(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> bool:
     """(bit 4 of _fb_on, $GPUEXT_KSW_FBR=1, an experiment) whether the pass pipeline may run in 16-bit halves,
     ksw_extd2_dp_fbr: every value of a pass of W = 32 FBP_K columns, held as 8 (x - B) + tag with B = H(i - 1,
@@ -370,7 +373,9 @@ def _fbr_ok(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> bool:
     below, and a score and a tag above (scripts/check_fbr_bound.py measures it). FBP_K must be even."""
     k = _fbp_k()
     step = max(0, int(mat[0])) + q + e
-    return k % 2 == 0 and 8 * ((32 * k + 2) * step + 2 * max(q + e, q2 + e2) + 16) + 135 <= 32767
+    rows = 32 * k + 2 + 64 + FBR_FRAME   # (a frame is H of the left column FBR_FRAME steps back at most, and the
+    # warp's 64 virtual lanes hold rows up to 64 apart)
+    return k % 2 == 0 and 8 * (rows * step + 2 * max(q + e, q2 + e2) + 16) + 135 <= 32767
 
 
 def _fb16_len(q: int, e: int, q2: int, e2: int, mch: int) -> int:

@@ -2794,6 +2794,9 @@ __device__ __forceinline__ ku32 pk16(int lo, int hi) { return ((ku32)lo & 0xffff
 __device__ __forceinline__ int lo16s(ku32 x) { return (int)(short)(x & 0xffffu); }
 __device__ __forceinline__ int hi16s(ku32 x) { return (int)x >> 16; }
 
+#ifndef KSW_FBR_FRAME
+#define KSW_FBR_FRAME 32  // steps between dp_fbr's frames (a power of 2; FBR_FRAME of the launcher's _fbr_ok)
+#endif
 template <int KR>
 __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
 									   const ki64* __restrict__ qst, const int* __restrict__ qlenv,
@@ -2865,7 +2868,7 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 	for (int c = 0; c < KR; ++c) iH[c] = Hup[c], iE[c] = Ee[c], iE2[c] = Ee2[c];
 	const ku32 id = hdiag;
 	ku32 oh = 0, of = 0, of2 = 0;  // this lane's outputs of the step before (both halves)
-	int b8lo = B0, b8hi = B0;       // 8 B of each half's row
+	int fr = B0;                    // the warp's frame (8x): every value is held less it
 	int prevh = B0, hb = 0;         // lane 0: 8 H(i - 1, j0 - 1) absolute; pass 0: H(i, -1) summed
 	ku32 rprev = 0;                 // the low half's score row of the step before (the high half's now)
 	volatile int* __restrict__ bin = (volatile int*)bufs + (ki64)(p > 0 ? p - 1 : 0) * tlen * 4;
@@ -2885,16 +2888,24 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 				avail = got;
 				__threadfence();
 			}
+			if (s > 0 && (s & (KSW_FBR_FRAME - 1)) == 0) {  // warp-uniform: a new frame, lane 0's H(s - 1, j0 - 1),
+				// for every lane's state and outputs (the rows in flight stay within (W + 2 + 64 + KSW_FBR_FRAME) steps
+				// of H of it: _fbr_ok)
+				const int nf = __shfl_sync(KSW_FULL_MASK, prevh, 0);
+				const ku32 dd = pair16(nf - fr);
+				fr = nf;
+				hdiag = __vsub2(hdiag, dd), oh = __vsub2(oh, dd), of = __vsub2(of, dd), of2 = __vsub2(of2, dd);
+#pragma unroll
+				for (int c = 0; c < KR; ++c) Hup[c] = __vsub2(Hup[c], dd), Ee[c] = __vsub2(Ee[c], dd), Ee2[c] = __vsub2(Ee2[c], dd);
+			}
 			// the virtual lane below's outputs of the step before: lane - 1's high half for the low half, this
-			// lane's low half for the high half (the same row, the same base)
+			// lane's low half for the high half
 			const ku32 sh = __shfl_up_sync(KSW_FULL_MASK, oh, 1), sf = __shfl_up_sync(KSW_FULL_MASK, of, 1);
 			const ku32 sf2 = __shfl_up_sync(KSW_FULL_MASK, of2, 1);
-			const int sb = __shfl_up_sync(KSW_FULL_MASK, b8hi, 1);
 			const bool act_lo = live_lo && ilo >= 0 && ilo < tlen, act_hi = live_hi && ihi >= 0 && ihi < tlen;
 			if (!act_lo && !act_hi) continue;
 			ku32 hl = __byte_perm(sh, oh, 0x5432u), fl = __byte_perm(sf, of, 0x5432u), f2l = __byte_perm(sf2, of2, 0x5432u);
-			int nblo = sb;
-			if (lane == 0) {  // virtual lane 0: the pass's left column, absolute, less the row's base
+			if (lane == 0 && act_lo) {  // virtual lane 0: the pass's left column, absolute, less the frame
 				int ha, fa, f2a;
 				if (P0) {
 					hb += boundary_diff(ilo, qe, e, e2, long_thres, long_diff);
@@ -2903,26 +2914,22 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 					const volatile int* bi = (const volatile int*)bq;
 					ha = bi[0], fa = bi[1], f2a = bi[2];
 				}
-				nblo = prevh, prevh = ha;
-				hl = (hl & 0xffff0000u) | ((ku32)(ha - nblo) & 0xffffu);
-				fl = (fl & 0xffff0000u) | ((ku32)(fa - nblo) & 0xffffu);
-				f2l = (f2l & 0xffff0000u) | ((ku32)(f2a - nblo) & 0xffffu);
+				prevh = ha;
+				hl = (hl & 0xffff0000u) | ((ku32)(ha - fr) & 0xffffu);
+				fl = (fl & 0xffff0000u) | ((ku32)(fa - fr) & 0xffffu);
+				f2l = (f2l & 0xffff0000u) | ((ku32)(f2a - fr) & 0xffffu);
 			}
-			// each half to its row's base
-			const ku32 D = pk16(nblo - b8lo, b8lo - b8hi);
-			b8hi = b8lo, b8lo = nblo;
-			hdiag = __vsub2(hdiag, D);
-#pragma unroll
-			for (int c = 0; c < KR; ++c) Hup[c] = __vsub2(Hup[c], D), Ee[c] = __vsub2(Ee[c], D), Ee2[c] = __vsub2(Ee2[c], D);
 			const ku32 rowa = fb_score_row(act_lo ? T[ilo] : 0u, SC_MIS4, SC_MCH4, SC_N4), rowb = rprev;
 			rprev = rowa;
 			if (ihi == 0) {  // the high half's first row (once a pass per lane): the step before, its halfwords
-				// computed nothing of use; its initial state (row -1, base B(0), which it has: D was 0)
+				// computed nothing of use; its initial state (row -1, less B(0)) in the frame
+				const ku32 d0 = pair16(fr - B0);
 #pragma unroll
 				for (int c = 0; c < KR; ++c)
-					Hup[c] = __byte_perm(Hup[c], iH[c], 0x7610u), Ee[c] = __byte_perm(Ee[c], iE[c], 0x7610u),
-					Ee2[c] = __byte_perm(Ee2[c], iE2[c], 0x7610u);
-				hdiag = __byte_perm(hdiag, id, 0x7610u);
+					Hup[c] = __byte_perm(Hup[c], __vsub2(iH[c], d0), 0x7610u),
+					Ee[c] = __byte_perm(Ee[c], __vsub2(iE[c], d0), 0x7610u),
+					Ee2[c] = __byte_perm(Ee2[c], __vsub2(iE2[c], d0), 0x7610u);
+				hdiag = __byte_perm(hdiag, __vsub2(id, d0), 0x7610u);
 			}
 			ku32 hd = hdiag, F = fl, F2 = f2l;
 			ku32 pw[KR], dwa[(KR + 3) / 4], dwb[(KR + 3) / 4];
@@ -2955,16 +2962,16 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 				if (act_lo && ilo == tlen - 1 && (unsigned)cql < (unsigned)KR) {
 #pragma unroll
 					for (int c = 0; c < KR; ++c)
-						if (c == cql) res[RF_SCORE * n_res + jid] = (lo16s(Hup[c]) + b8lo) >> 3;
+						if (c == cql) res[RF_SCORE * n_res + jid] = (lo16s(Hup[c]) + fr) >> 3;
 				}
 				if (act_hi && ihi == tlen - 1 && (unsigned)cqh < (unsigned)KR) {
 #pragma unroll
 					for (int c = 0; c < KR; ++c)
-						if (c == cqh) res[RF_SCORE * n_res + jid] = (hi16s(Hup[c]) + b8hi) >> 3;
+						if (c == cqh) res[RF_SCORE * n_res + jid] = (hi16s(Hup[c]) + fr) >> 3;
 				}
 			}
 			if (!last && lane == 31 && act_hi) {  // the last virtual lane's row ihi, absolute, for the next pass
-				*(int4*)bq = make_int4(hi16s(oh) + b8hi, hi16s(of) + b8hi, hi16s(of2) + b8hi, 0);
+				*(int4*)bq = make_int4(hi16s(oh) + fr, hi16s(of) + fr, hi16s(of2) + fr, 0);
 				if ((ihi & 15) == 15 || ihi == tlen - 1) {  // rows published 16 at a time
 					__threadfence();
 					*(volatile int*)&prog[blockIdx.x] = ihi + 1;
