@@ -1951,22 +1951,24 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 #define KSW_FBP_PTR 1  // dp_fb's pass buffers through a running pointer (0: indexed, as before; A/B timing)
 #endif
 
+// the parameters of the full-band DP functions dp_fb and dp_fbr (their kernels' KSW_FB_PARAMS, then the pass
+// pipeline's row counts and running total of passes)
+#define KSW_FB_DEV_PARAMS                                                                                       \
+	const int *__restrict__ jlist, int n_list, const ku8 *__restrict__ qseq, const ki64 *__restrict__ qst,     \
+		const int *__restrict__ qlenv, const ku8 *__restrict__ tseq, const ki64 *__restrict__ tst,            \
+		const int *__restrict__ tlenv, const int *__restrict__ wv, const int *__restrict__ flv,               \
+		const ki64 *__restrict__ dir_off, ku8 *dir, const ki64 *__restrict__ ring_off, ku8 *ring_arena,      \
+		const signed char *__restrict__ mat, int q_, int e_, int q2_, int e2_, int *__restrict__ res, int n_res, \
+		const int *__restrict__ ebv, const ki64 *__restrict__ cig_off, ku32 *__restrict__ cig,               \
+		int *__restrict__ ncig, int *prog, const ki64 *__restrict__ pend
+
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
 // are still in L2. PIPE: one pass per block of one warp, a job's passes in consecutive blocks (pend);
 // the pass buffers and row counts (prog[b], zeroed) are in global memory, so the passes of a big job
 // run on many SMs at once, each a few rows behind the one before; the last pass backtracks. Blocks
 // start in index order, so a pass's producer (block b - 1) is running or done before it.
 template <int K, bool PIPE, int NL, bool EX = false>
-__device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
-									  const ki64* __restrict__ qst, const int* __restrict__ qlenv,
-									  const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
-									  const int* __restrict__ tlenv, const int* __restrict__ wv,
-									  const int* __restrict__ flv, const ki64* __restrict__ dir_off, ku8* dir,
-									  const ki64* __restrict__ ring_off, ku8* ring_arena,
-									  const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
-									  int* __restrict__ res, int n_res, const int* __restrict__ ebv,
-									  const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
-									  int* prog, const ki64* __restrict__ pend, const int* __restrict__ zdv = nullptr)
+__device__ __forceinline__ void dp_fb(KSW_FB_DEV_PARAMS, const int* __restrict__ zdv = nullptr)
 {
 	const int lane = threadIdx.x & 31, sl = lane & (NL - 1);  // sl: the lane within the job's NL
 	// the pass pipeline: a job's passes are consecutive blocks, the largest jobs first; block b is a
@@ -2626,6 +2628,60 @@ __device__ __forceinline__ void fb2_gather(const ku32* p, ku32& wa, ku32& wb)
 	}
 }
 
+// the score selector of a column's pair of query bases a (the low halfword's) and b (the high one's): A's
+// (bits 0-15) puts its sign-extended score into the low halfword, B's (bits 16-31) into the high one
+__device__ __forceinline__ ku32 fb2_qsel(ku32 a, ku32 b)
+{
+	return (0x5500u | (a | 8u) << 4 | a) | (0x0055u | b << 8 | (b | 8u) << 12) << 16;
+}
+
+// no N in the warp's queries (nq: this lane's has one; the usual case): one selector per column takes both
+// halves' scores from the two target rows at once, A's from row A (bytes 0-3) into the low halfword and B's from
+// row B (bytes 4-7) into the high one, each sign-extended; an N needs SC_HI, so a warp with one keeps a selector
+// per half (the rows are ksw2's for any target base, N included). Returns whether the warp has an N.
+template <int K>
+__device__ __forceinline__ bool fb2_qsel_warp(ku32 (&qs)[K], bool nq)
+{
+	const bool qn = __any_sync(KSW_FULL_MASK, nq);
+	if (!qn) {
+#pragma unroll
+		for (int c = 0; c < K; ++c) qs[c] = (qs[c] & 0xffu) | ((qs[c] >> 16 & 0xff00u) + 0x4400u);
+	}
+	return qn;
+}
+
+// One step of K cell pairs in 16-bit halves (dp_fb2's two jobs, dp_fbr's two virtual lanes): from the diagonal
+// hd and the left F, F2 along the row, the columns' H (Hup), E and E2 updated in place, F and F2 left for the
+// next column, and the direction words of the low halves (wa) and the high ones (wb) in dp_fb's byte layout
+template <int K, bool QN>
+__device__ __forceinline__ void fb2_cells(ku32 (&Hup)[K], ku32 (&Ee)[K], ku32 (&Ee2)[K], const ku32 (&qs)[K], ku32 hd,
+										  ku32& F, ku32& F2, ku32 rowa, ku32 rowb, ku32 SC_HI, ku32 ce1, ku32 ce2, ku32 cf1,
+										  ku32 cf2, ku32 ne8, ku32 ne28, ku32 mc7, ku32 (&dwa)[(K + 3) / 4],
+										  ku32 (&dwb)[(K + 3) / 4])
+{
+	ku32 pw[K];
+#pragma unroll
+	for (int c = 0; c < K; ++c) {
+		const ku32 E = Ee[c], E2 = Ee2[c];
+		const ku32 sc = QN ? prmt_s(rowa, SC_HI, qs[c]) | prmt_s(rowb, SC_HI, hi16(qs[c])) : prmt_s(rowa, rowb, qs[c]);
+		const ku32 m = __vimax3_s16x2(__vimax3_s16x2(__vadd2(hd, sc), E, E2), F, F2);
+		const ku32 z = __viaddmin_s16x2(hd, mc7, m) & 0xfff8fff8u;  // 8 H, clamped (§1.6)
+		const ku32 zE = __vadd2(z, ce1), zE2 = __vadd2(z, ce2), zF = __vadd2(z, cf1), zF2 = __vadd2(z, cf2);
+		const ku32 En = __viaddmax_s16x2(E, ne8, zE), E2n = __viaddmax_s16x2(E2, ne28, zE2);
+		const ku32 Fn = __viaddmax_s16x2(F, ne8, zF), F2n = __viaddmax_s16x2(F2, ne28, zF2);
+		pw[c] = fb2_dirs(__vsub2(zE, En), __vsub2(zF, Fn), __vsub2(zE2, E2n), __vsub2(zF2, F2n), m);
+		Ee[c] = En, Ee2[c] = E2n, F = Fn, F2 = F2n;
+		hd = Hup[c], Hup[c] = z;
+		const int n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;
+		if ((c & 3) == n - 1) {
+			if (n == 4) fb2_gather<4>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+			else if (n == 3) fb2_gather<3>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+			else if (n == 2) fb2_gather<2>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+			else fb2_gather<1>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+		}
+	}
+}
+
 template <int K, int NL>
 __device__ __forceinline__ void dp_fb2(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
 									   const ki64* __restrict__ qst, const int* __restrict__ qlenv,
@@ -2670,18 +2726,10 @@ __device__ __forceinline__ void dp_fb2(const int* __restrict__ jlist, int n_list
 		const int j = j0 + c, h = boundary_h(j, qe, e, e2, long_thres, long_diff);
 		Hup[c] = pair16(8 * h), Ee[c] = pair16(8 * (h - qe) + 3), Ee2[c] = pair16(8 * (h - qe2) + 1);
 		const ku32 a = j < qla ? Qa[j] : 0u, b = j < qlb ? Qb[j] : 0u;
-		qs[c] = (0x5500u | (a | 8u) << 4 | a) | (0x0055u | b << 8 | (b | 8u) << 12) << 16;
+		qs[c] = fb2_qsel(a, b);
 		nq |= (a | b) > 3u;
 	}
-	// no N in the warp's queries (the usual case): one selector per column takes both jobs' scores
-	// from the two target rows at once, A's from row A (bytes 0-3) into the low halfword and B's from
-	// row B (bytes 4-7) into the high one, each sign-extended; an N needs SC_HI, so a warp with one
-	// keeps a selector per job (the rows are ksw2's for any target base, N included)
-	const bool qn = __any_sync(KSW_FULL_MASK, nq);
-	if (!qn) {
-#pragma unroll
-		for (int c = 0; c < K; ++c) qs[c] = (qs[c] & 0xffu) | ((qs[c] >> 16 & 0xff00u) + 0x4400u);
-	}
+	const bool qn = fb2_qsel_warp<K>(qs, nq);
 	ku32 hdiag = pair16(8 * boundary_h(j0 - 1, qe, e, e2, long_thres, long_diff));
 	ku32 oh = 0, of = 0, of2 = 0;
 	const int cqa = qla - 1 - j0, cqb = qlb - 1 - j0;  // the column of the last query base, if this lane's
@@ -2701,27 +2749,8 @@ __device__ __forceinline__ void dp_fb2(const int* __restrict__ jlist, int n_list
 			const ku32 ta = i < tla ? Ta[i] : 0u, tb = i < tlb ? Tb[i] : 0u;
 			const ku32 rowa = fb_score_row(ta, SC_MIS4, SC_MCH4, SC_N4), rowb = fb_score_row(tb, SC_MIS4, SC_MCH4, SC_N4);
 			ku32 hd = hdiag, F = fl, F2 = f2l;
-			ku32 pw[K], dwa[(K + 3) / 4], dwb[(K + 3) / 4];
-#pragma unroll
-			for (int c = 0; c < K; ++c) {
-				const ku32 E = Ee[c], E2 = Ee2[c];
-				const ku32 sc = QN ? prmt_s(rowa, SC_HI, qs[c]) | prmt_s(rowb, SC_HI, hi16(qs[c])) : prmt_s(rowa, rowb, qs[c]);
-				const ku32 m = __vimax3_s16x2(__vimax3_s16x2(__vadd2(hd, sc), E, E2), F, F2);
-				const ku32 z = __viaddmin_s16x2(hd, mc7, m) & 0xfff8fff8u;  // 8 H, clamped (§1.6)
-				const ku32 zE = __vadd2(z, ce1), zE2 = __vadd2(z, ce2), zF = __vadd2(z, cf1), zF2 = __vadd2(z, cf2);
-				const ku32 En = __viaddmax_s16x2(E, ne8, zE), E2n = __viaddmax_s16x2(E2, ne28, zE2);
-				const ku32 Fn = __viaddmax_s16x2(F, ne8, zF), F2n = __viaddmax_s16x2(F2, ne28, zF2);
-				pw[c] = fb2_dirs(__vsub2(zE, En), __vsub2(zF, Fn), __vsub2(zE2, E2n), __vsub2(zF2, F2n), m);
-				Ee[c] = En, Ee2[c] = E2n, F = Fn, F2 = F2n;
-				hd = Hup[c], Hup[c] = z;
-				const int n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;
-				if ((c & 3) == n - 1) {
-					if (n == 4) fb2_gather<4>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-					else if (n == 3) fb2_gather<3>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-					else if (n == 2) fb2_gather<2>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-					else fb2_gather<1>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-				}
-			}
+			ku32 dwa[(K + 3) / 4], dwb[(K + 3) / 4];
+			fb2_cells<K, QN>(Hup, Ee, Ee2, qs, hd, F, F2, rowa, rowb, SC_HI, ce1, ce2, cf1, cf2, ne8, ne28, mc7, dwa, dwb);
 			if (sl < laa && i < tla) fb_store<K>(Pa, dwa);
 			if (sl < lab && i < tlb) fb_store<K>(Pb, dwb);
 			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
@@ -2789,7 +2818,7 @@ KSW_DP_FBH2(16)
 // passed up the virtual lanes with the skew (lane 0's from the previous pass's absolute H or ksw2's boundary);
 // the last virtual lane writes absolute values to the pass buffer, and the score is taken absolute. The launcher
 // sends only scorings whose values within a pass fit a halfword (_fbr_ok; scripts/check_fbr_bound.py).
-// The core is dp_fb2's (two cells per 16x2 instruction, fb2_dirs, fb2_gather).
+// The core is dp_fb2's, shared as fb2_cells (two cells per 16x2 instruction, fb2_dirs, fb2_gather).
 __device__ __forceinline__ ku32 pk16(int lo, int hi) { return ((ku32)lo & 0xffffu) | (ku32)hi << 16; }
 __device__ __forceinline__ int lo16s(ku32 x) { return (int)(short)(x & 0xffffu); }
 __device__ __forceinline__ int hi16s(ku32 x) { return (int)x >> 16; }
@@ -2798,16 +2827,7 @@ __device__ __forceinline__ int hi16s(ku32 x) { return (int)x >> 16; }
 #define KSW_FBR_FRAME 32  // steps between dp_fbr's frames (a power of 2; FBR_FRAME of the launcher's _fbr_ok)
 #endif
 template <int KR>
-__device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
-									   const ki64* __restrict__ qst, const int* __restrict__ qlenv,
-									   const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
-									   const int* __restrict__ tlenv, const int* __restrict__ wv,
-									   const int* __restrict__ flv, const ki64* __restrict__ dir_off, ku8* dir,
-									   const ki64* __restrict__ ring_off, ku8* ring_arena,
-									   const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
-									   int* __restrict__ res, int n_res, const int* __restrict__ ebv,
-									   const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
-									   int* prog, const ki64* __restrict__ pend)
+__device__ __forceinline__ void dp_fbr(KSW_FB_DEV_PARAMS)
 {
 	const int lane = threadIdx.x & 31;
 	int k0 = 0;  // block b: a pass of the first job k with pend[k] > b (dp_fb)
@@ -2853,14 +2873,10 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 		Hup[c] = pk16(ha, hb), Ee[c] = pk16(ha - 8 * qe + gE, hb - 8 * qe + gE);
 		Ee2[c] = pk16(ha - 8 * qe2 + gE2, hb - 8 * qe2 + gE2);
 		const ku32 a = ja < qlen ? Q[ja] : 0u, b = jb < qlen ? Q[jb] : 0u;
-		qs[c] = (0x5500u | (a | 8u) << 4 | a) | (0x0055u | b << 8 | (b | 8u) << 12) << 16;
+		qs[c] = fb2_qsel(a, b);
 		nq |= (a | b) > 3u;
 	}
-	const bool qn = __any_sync(KSW_FULL_MASK, nq);
-	if (!qn) {
-#pragma unroll
-		for (int c = 0; c < KR; ++c) qs[c] = (qs[c] & 0xffu) | ((qs[c] >> 16 & 0xff00u) + 0x4400u);
-	}
+	const bool qn = fb2_qsel_warp<KR>(qs, nq);
 	ku32 hdiag = pk16(8 * boundary_h(jlo - 1, qe, e, e2, long_thres, long_diff) - B0,
 					  8 * boundary_h(jhi - 1, qe, e, e2, long_thres, long_diff) - B0);
 	ku32 iH[KR], iE[KR], iE2[KR];  // the initial state, for the high half's first row
@@ -2932,27 +2948,8 @@ __device__ __forceinline__ void dp_fbr(const int* __restrict__ jlist, int n_list
 				hdiag = __byte_perm(hdiag, __vsub2(id, d0), 0x7610u);
 			}
 			ku32 hd = hdiag, F = fl, F2 = f2l;
-			ku32 pw[KR], dwa[(KR + 3) / 4], dwb[(KR + 3) / 4];
-#pragma unroll
-			for (int c = 0; c < KR; ++c) {
-				const ku32 E = Ee[c], E2 = Ee2[c];
-				const ku32 sc = QN ? prmt_s(rowa, SC_HI, qs[c]) | prmt_s(rowb, SC_HI, hi16(qs[c])) : prmt_s(rowa, rowb, qs[c]);
-				const ku32 m = __vimax3_s16x2(__vimax3_s16x2(__vadd2(hd, sc), E, E2), F, F2);
-				const ku32 z = __viaddmin_s16x2(hd, mc7, m) & 0xfff8fff8u;  // 8 H, clamped (§1.6)
-				const ku32 zE = __vadd2(z, ce1), zE2 = __vadd2(z, ce2), zF = __vadd2(z, cf1), zF2 = __vadd2(z, cf2);
-				const ku32 En = __viaddmax_s16x2(E, ne8, zE), E2n = __viaddmax_s16x2(E2, ne28, zE2);
-				const ku32 Fn = __viaddmax_s16x2(F, ne8, zF), F2n = __viaddmax_s16x2(F2, ne28, zF2);
-				pw[c] = fb2_dirs(__vsub2(zE, En), __vsub2(zF, Fn), __vsub2(zE2, E2n), __vsub2(zF2, F2n), m);
-				Ee[c] = En, Ee2[c] = E2n, F = Fn, F2 = F2n;
-				hd = Hup[c], Hup[c] = z;
-				const int n = KR - (c & ~3) < 4 ? KR - (c & ~3) : 4;
-				if ((c & 3) == n - 1) {
-					if (n == 4) fb2_gather<4>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-					else if (n == 3) fb2_gather<3>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-					else if (n == 2) fb2_gather<2>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-					else fb2_gather<1>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-				}
-			}
+			ku32 dwa[(KR + 3) / 4], dwb[(KR + 3) / 4];
+			fb2_cells<KR, QN>(Hup, Ee, Ee2, qs, hd, F, F2, rowa, rowb, SC_HI, ce1, ce2, cf1, cf2, ne8, ne28, mc7, dwa, dwb);
 			if (act_lo) fb_store<KR>(Pp, dwa);
 			if (act_hi) fb_store<KR>(Pp + KP, dwb);
 			hdiag = hl, oh = Hup[KR - 1], of = F, of2 = F2;
