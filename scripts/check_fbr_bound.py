@@ -18,31 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from tests.kernel.test_fb16_bound import _boundary, full_band_scoring  # noqa: E402  (ksw2's boundary H; the scorings)
-
-
-def dp_rows(t: np.ndarray, qs: np.ndarray, mat: np.ndarray, q: int, e: int, q2: int, e2: int):
-    """Row by row (int64): (hdiag, H, E, F, E2, F2, En, E2n, s) of row i, hdiag[j] = H(i-1, j-1); E, E2 of
-    row i as the cells read them, En, E2n the next row's."""
-    mch = int(mat[0])
-    ql = len(qs)
-    hup = _boundary(np.arange(ql), q, e, q2, e2)
-    E, E2 = hup - (q + e), hup - (q2 + e2)
-    for i in range(len(t)):
-        hl = int(_boundary(np.array([i]), q, e, q2, e2)[0])
-        hdiag = np.r_[_boundary(np.array([i - 1]), q, e, q2, e2) if i else [0], hup[:-1]]
-        s = mat[int(t[i]) * 5 + qs].astype(np.int64)
-        H, F, F2 = (np.empty(ql, np.int64) for _ in range(3))
-        f, f2, h = hl - (q + e), hl - (q2 + e2), hl
-        for j in range(ql):
-            if j:
-                f, f2 = max(h - q, f) - e, max(h - q2, f2) - e2
-            F[j], F2[j] = f, f2
-            h = min(max(hdiag[j] + s[j], E[j], f, E2[j], f2), hdiag[j] + mch)
-            H[j] = h
-        En, E2n = np.maximum(H - q, E) - e, np.maximum(H - q2, E2) - e2
-        yield hdiag, H, E, F, E2, F2, En, E2n, s
-        hup, E, E2 = H, En, E2n
+from tests.kernel.test_fb16_bound import clean_dp_rows, full_band_scoring  # noqa: E402  (the clean DP; the scorings)
 
 
 def spread(t, qs, mat, q, e, q2, e2, widths):
@@ -52,7 +28,7 @@ def spread(t, qs, mat, q, e, q2, e2, widths):
     out = {w: 0 for w in widths}
     srow = scol = 0
     hprev = None
-    for hdiag, H, E, F, E2, F2, En, E2n, s in dp_rows(t, qs, mat, q, e, q2, e2):
+    for hdiag, H, E, F, E2, F2, En, E2n, s in clean_dp_rows(t, qs, mat, q, e, q2, e2):
         xs = np.stack([H, E, F, E2, F2, En, E2n, hdiag + s, hdiag + mch, H - q, H - q2])
         for w in widths:
             base = hdiag[(j // w) * w]

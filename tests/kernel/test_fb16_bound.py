@@ -27,31 +27,39 @@ def _boundary(n: np.ndarray, q: int, e: int, q2: int, e2: int) -> np.ndarray:
     return -(q + e) - e * n1 + neq * ld - e2 * (n - n1 - neq)
 
 
-def _halfword_values(t: np.ndarray, qs: np.ndarray, mat: np.ndarray, q: int, e: int, q2: int, e2: int):
-    """The smallest and largest value of every quantity dp_fb2 keeps in a halfword over the whole DP of
-    target t against query qs (row by row, in int64)."""
+def clean_dp_rows(t: np.ndarray, qs: np.ndarray, mat: np.ndarray, q: int, e: int, q2: int, e2: int):
+    """The clean DP of the full-band kernels (H clamped, E, F, E2, F2, ksw2's boundary) of target t against
+    query qs, row by row in int64: (hdiag, H, E, F, E2, F2, En, E2n, s) of row i, hdiag[j] = H(i-1, j-1), E
+    and E2 of row i as its cells read them, En and E2n the next row's, s the row's scores (also
+    scripts/check_fbr_bound.py)."""
     mch = int(mat[0])
-    tl, ql = len(t), len(qs)
-    jj = np.arange(ql)
-    hup = _boundary(jj, q, e, q2, e2)   # H(i-1, j), row -1
+    ql = len(qs)
+    hup = _boundary(np.arange(ql), q, e, q2, e2)   # H(i-1, j), row -1
     E, E2 = hup - (q + e), hup - (q2 + e2)
-    lo, hi = 0, 0
-    ce = (3 - 8 * q - 8 * e, 2 - 8 * q - 8 * e, 1 - 8 * q2 - 8 * e2, -8 * q2 - 8 * e2)   # E F E2 F2
-    for i in range(tl):
+    for i in range(len(t)):
         hl = int(_boundary(np.array([i]), q, e, q2, e2)[0])   # H(i, -1)
         hdiag = np.r_[_boundary(np.array([i - 1]), q, e, q2, e2) if i else [0], hup[:-1]]   # H(i-1, j-1)
         s = mat[int(t[i]) * 5 + qs].astype(np.int64)
-        H = np.empty(ql, np.int64)
-        F, F2 = np.empty(ql, np.int64), np.empty(ql, np.int64)
+        H, F, F2 = (np.empty(ql, np.int64) for _ in range(3))
         f, f2, h = hl - (q + e), hl - (q2 + e2), hl
         for j in range(ql):   # F chains along the row
             if j:
                 f, f2 = max(h - q, f) - e, max(h - q2, f2) - e2
             F[j], F2[j] = f, f2
-            m = max(hdiag[j] + s[j], E[j], f, E2[j], f2)
-            h = min(m, hdiag[j] + mch)
+            h = min(max(hdiag[j] + s[j], E[j], f, E2[j], f2), hdiag[j] + mch)
             H[j] = h
         En, E2n = np.maximum(H - q, E) - e, np.maximum(H - q2, E2) - e2
+        yield hdiag, H, E, F, E2, F2, En, E2n, s
+        hup, E, E2 = H, En, E2n
+
+
+def _halfword_values(t: np.ndarray, qs: np.ndarray, mat: np.ndarray, q: int, e: int, q2: int, e2: int):
+    """The smallest and largest value of every quantity dp_fb2 keeps in a halfword over the whole DP of
+    target t against query qs (row by row, in int64)."""
+    mch = int(mat[0])
+    lo, hi = 0, 0
+    ce = (3 - 8 * q - 8 * e, 2 - 8 * q - 8 * e, 1 - 8 * q2 - 8 * e2, -8 * q2 - 8 * e2)   # E F E2 F2
+    for hdiag, H, E, F, E2, F2, En, E2n, s in clean_dp_rows(t, qs, mat, q, e, q2, e2):
         Fn = np.r_[F[1:], max(int(H[-1]) - q, int(F[-1])) - e]
         F2n = np.r_[F2[1:], max(int(H[-1]) - q2, int(F2[-1])) - e2]
         vals = [8 * H, 8 * E + 3, 8 * F + 2, 8 * E2 + 1, 8 * F2, 8 * hdiag + 8 * s + 4, 8 * hdiag + 8 * mch + 7]
@@ -60,7 +68,6 @@ def _halfword_values(t: np.ndarray, qs: np.ndarray, mat: np.ndarray, q: int, e: 
             vals += [zx, zx - (8 * xn + (c & 7)), 8 * x - 8 * ex]
         lo = min(lo, min(int(v.min()) for v in vals))
         hi = max(hi, max(int(v.max()) for v in vals))
-        hup, E, E2 = H, En, E2n
     return lo, hi
 
 
