@@ -348,7 +348,9 @@ def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
     256 columns run two per warp in ksw_extd2_dp_fbh16 ($GPUEXT_KSW_FBH, 0: a warp each); (bit 3) whether big
     band-limited exact jobs run by rows of ksw2's region in ksw_extd2_dp_fbb ($GPUEXT_KSW_FBB=1; off by
     default: exact, and E. coli's longest extensions 12.5 -> 7.8 ms, but the class crowds the throughput
-    classes, performance.md, tenth session)."""
+    classes, performance.md, tenth session); (bit 4) whether the pass pipeline's jobs run in 16-bit halves in
+    ksw_extd2_dp_fbr where _fbr_ok holds ($GPUEXT_KSW_FBR, 0: all in ksw_extd2_dp_fbp's int32; E. coli's call
+    0.7-1.4 ms shorter, performance.md, thirty-sixth session)."""
     sc_n = int(mat[24]) if int(mat[24]) != 0 else -e2
     scores_ok = all(-16 <= v <= 15 for v in (int(mat[0]), int(mat[1]), sc_n))
     on = os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and _in_band_no_wrap(q, e, q2, e2) and scores_ok
@@ -356,7 +358,7 @@ def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
     exact = os.environ.get("GPUEXT_KSW_FBX", "1").strip() != "0"
     x2 = _fb16_len(q, e, q2, e2, int(mat[0])) if on and os.environ.get("GPUEXT_KSW_FB2", "1").strip() != "0" else 0
     band = os.environ.get("GPUEXT_KSW_FBB", "0").strip() not in ("", "0")
-    fbr = on and os.environ.get("GPUEXT_KSW_FBR", "0").strip() not in ("", "0") and _fbr_ok(q, e, q2, e2, mat)
+    fbr = on and os.environ.get("GPUEXT_KSW_FBR", "1").strip() != "0" and _fbr_ok(q, e, q2, e2, mat)
     return int(on) | (int(on and half) << 1) | (int(on and exact) << 2) | (int(band) << 3) | (int(fbr) << 4) | \
         (x2 << 8)
 
@@ -365,7 +367,7 @@ FBR_FRAME = 32   # steps between ksw_extd2_dp_fbr's frames (KSW_FBR_FRAME)
 
 
 def _fbr_ok(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> bool:
-    """(bit 4 of _fb_on, $GPUEXT_KSW_FBR=1, an experiment) whether the pass pipeline may run in 16-bit halves,
+    """(bit 4 of _fb_on; $GPUEXT_KSW_FBR=0: off, for A/B timing) whether the pass pipeline runs in 16-bit halves,
     ksw_extd2_dp_fbr: every value of a pass of W = 32 FBP_K columns, held as 8 (x - B) + tag with B = H(i - 1,
     j0 - 1), fits a signed halfword. H moves by at most mch + q + e a cell along a row or a column (the first
     boundary step is q + e; inside, F, F2 bound a drop by min(q+e, q2+e2) and the clamp a rise by mch over the
@@ -641,7 +643,7 @@ def kernel_names(used) -> list[str]:
     names += [f"ksw_extd2_dp_w{nw}_{m}" for nw in (1, 4, 8, 16) for m in ("smem", "gmem")]
     names += [f"ksw_extd2_dp_w1_smem_b{b}" for b in (2, 4)]
     names += [f"ksw_extd2_dp_w{x}_smem" for x in ("8p", "7p", "7b")]
-    names += [f"ksw_extd2_dp_{x}" for x in ("fbp", "fbx", "fbb", "fbh16", "rp1", "rp2")]
+    names += [f"ksw_extd2_dp_{x}" for x in ("fbp", "fbr", "fbx", "fbb", "fbh16", "rp1", "rp2")]
     names += [f"ksw_extd2_dp_fb{K}{x}" for K in FB_K for x in ("", "x2")]
     names += [f"ksw_extd2_dp_fbh{K}x2" for K in FBH2_K]
     return names + [_reg_kernel_name(G, K, x) for G, K in used for x in (False, True)]
