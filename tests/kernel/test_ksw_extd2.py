@@ -205,20 +205,24 @@ def test_full_band_kernels_only_where_exact(monkeypatch):
     run those jobs). Bit 1, two jobs per warp, follows bit 0 unless GPUEXT_KSW_FBH=0; bit 2, big exact
     jobs in the pass pipeline (ksw_extd2_dp_fbx), follows bit 0 unless GPUEXT_KSW_FBX=0; bits 8 and up,
     the qlen + tlen bound of two jobs per lane in 16-bit halves, follow bit 0 unless GPUEXT_KSW_FB2=0
-    (map-ont: 8 (L + 2 * 24 + 2 L + 25 + 2) + 135 <= 32767 for L <= 1334)."""
+    (map-ont: 8 (L + 2 * 24 + 2 L + 25 + 2) + 135 <= 32767 for L <= 1334); bit 4, the pass pipeline in 16-bit
+    halves (ksw_extd2_dp_fbr), follows bit 0 where _fbr_ok's bound holds (map-ont and map-hifi, not sr's bigger
+    scores nor a match score of 15) unless GPUEXT_KSW_FBR=0."""
     from gpuext.backends.cuda.ksw_extd2 import _fb_on, _swapped_gaps
     from gpuext.engine.jobs import Scoring
 
     for preset, (a, b, q, e, q2, e2, *_) in PRESETS.items():
         s = Scoring(score_matrix(a, b), q, e, q2, e2)
         fb = _fb_on(*_swapped_gaps(s), s.mat)
-        assert fb & 255 == (0 if preset == "asm5" else 7), preset
+        assert fb & 255 == {"asm5": 0, "sr": 7}.get(preset, 23), preset
         assert (fb >> 8 > 500) == (preset != "asm5"), preset
     assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) >> 8 == 1334
     assert not _fb_on(4, 2, 100, 30, score_matrix(2, 4))            # (q+e)+(q2+e2) > 127
     assert not _fb_on(4, 2, 24, 1, score_matrix(16, 4))             # match score 16
     assert not _fb_on(4, 2, 24, 1, score_matrix(2, 17))             # mismatch -17
     assert _fb_on(4, 2, 24, 1, score_matrix(15, 16)) & 255 == 7
+    monkeypatch.setenv("GPUEXT_KSW_FBR", "0")
+    assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) & 255 == 7
     monkeypatch.setenv("GPUEXT_KSW_FBH", "0")
     assert _fb_on(4, 2, 24, 1, score_matrix(2, 4)) & 255 == 5
     monkeypatch.setenv("GPUEXT_KSW_FBX", "0")

@@ -80,11 +80,19 @@ CASES = {
                               "--expect", "fb4x2,fb8x2,fb16"], {"GPUEXT_KSW_FBH": "0", "GPUEXT_KSW_TP_SMEM": "57344"}),
     "full-band-half-x2-fresh": (["--jobs", "100", "--max-len", "1500", "--full-band", "--big-share", "1", "--seed",
                                  str(FRESH), "--expect", "fbh13x2,fb10x2,fb12x2,fb16x2"], {"GX_EMU_REVERSE": "1"}),
-    # none big, but long (FBP_ROWS rows or more) and over the 16-bit bound: the pass pipeline too
+    # none big, but long (FBP_ROWS rows or more) and over the 16-bit bound: the pass pipeline too (in int32, the
+    # 16-bit pass pipeline off; map-ont's scores take it by default)
     "full-band-long": (["--presets", "map-ont", "--jobs", "40", "--max-len", "2500", "--full-band", "--big-share",
-                        "1", "--seed", "61", "--expect", "fbp,fbh13x2"], {}),
+                        "1", "--seed", "61", "--expect", "fbp,fbh13x2"], {"GPUEXT_KSW_FBR": "0"}),
     "full-band-team": (["--presets", "map-ont,sr", "--jobs", "30", "--max-len", "3000", "--full-band", "--big-share",
                         "0", "--seed", "31", "--expect", "fb4,fbp"], {}),
+    # the pass pipeline in 16-bit halves (ksw_extd2_dp_fbr, the default where _fbr_ok holds): 64 virtual lanes of 3
+    # columns, and of 4 (FBP_K 8), fresh seed in reverse thread order (sr's scores take the int32 pass pipeline)
+    "full-band-fbr": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "4000", "--full-band",
+                       "--big-share", "1", "--seed", "7", "--expect", "fbr"], {}),
+    "full-band-fbr-k8-fresh-reversed": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "3000",
+                                         "--full-band", "--big-share", "1", "--seed", str(FRESH), "--expect", "fbr"],
+                                        {"GPUEXT_KSW_FBP_K": "8", "GX_EMU_REVERSE": "1"}),
     # big exact full-band jobs (second-pass gap fills, whole-matrix extensions) in the pass pipeline with
     # the books block (ksw_extd2_dp_fbx), with low-complexity and small-Z-drop jobs (ties at the
     # anti-diagonals' maxima), fixed and fresh seed, the latter in reverse thread order
@@ -157,7 +165,7 @@ CASES = {
     # every kernel kind with the fibers taking turns from the last thread to the first (GX_EMU_REVERSE,
     # emu.cpp): a shared value read before its writer wrote it, between two barriers, shows in one order
     "reversed-order": (["--presets", "map-ont,map-hifi", "--jobs", "30", "--max-len", "1500", "--edges", "--long", "2",
-                        "3200", "--big-share", "0", "--seed", "41", "--expect", "w1_smem,w7b_smem,w16_smem,fbp"],
+                        "3200", "--big-share", "0", "--seed", "41", "--expect", "w1_smem,w7b_smem,w16_smem,fbr"],
                        {"GX_EMU_REVERSE": "1"}),
     # the sequences in page-locked memory, sent in upload waves (as many slices of consecutive jobs as the kernels
     # allow, MAX_WAVES; a small GPUEXT_KSW_WAVE_BYTES): the throughput classes launched once per wave, each on its

@@ -348,7 +348,9 @@ def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
     256 columns run two per warp in ksw_extd2_dp_fbh16 ($GPUEXT_KSW_FBH, 0: a warp each); (bit 3) whether big
     band-limited exact jobs run by rows of ksw2's region in ksw_extd2_dp_fbb ($GPUEXT_KSW_FBB=1; off by
     default: exact, and E. coli's longest extensions 12.5 -> 7.8 ms, but the class crowds the throughput
-    classes, performance.md, tenth session)."""
+    classes, performance.md, tenth session); (bit 4) whether the pass pipeline's jobs run in 16-bit halves in
+    ksw_extd2_dp_fbr where _fbr_ok holds ($GPUEXT_KSW_FBR, 0: all in ksw_extd2_dp_fbp's int32; E. coli's call
+    0.7-1.4 ms shorter, performance.md, thirty-sixth session)."""
     sc_n = int(mat[24]) if int(mat[24]) != 0 else -e2
     scores_ok = all(-16 <= v <= 15 for v in (int(mat[0]), int(mat[1]), sc_n))
     on = os.environ.get("GPUEXT_KSW_FB", "1").strip() != "0" and _in_band_no_wrap(q, e, q2, e2) and scores_ok
@@ -356,7 +358,26 @@ def _fb_on(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> int:
     exact = os.environ.get("GPUEXT_KSW_FBX", "1").strip() != "0"
     x2 = _fb16_len(q, e, q2, e2, int(mat[0])) if on and os.environ.get("GPUEXT_KSW_FB2", "1").strip() != "0" else 0
     band = os.environ.get("GPUEXT_KSW_FBB", "0").strip() not in ("", "0")
-    return int(on) | (int(on and half) << 1) | (int(on and exact) << 2) | (int(band) << 3) | (x2 << 8)
+    fbr = on and os.environ.get("GPUEXT_KSW_FBR", "1").strip() != "0" and _fbr_ok(q, e, q2, e2, mat)
+    return int(on) | (int(on and half) << 1) | (int(on and exact) << 2) | (int(band) << 3) | (int(fbr) << 4) | \
+        (x2 << 8)
+
+
+FBR_FRAME = 32   # steps between ksw_extd2_dp_fbr's frames (KSW_FBR_FRAME)
+
+
+def _fbr_ok(q: int, e: int, q2: int, e2: int, mat: np.ndarray) -> bool:
+    """(bit 4 of _fb_on; $GPUEXT_KSW_FBR=0: off, for A/B timing) whether the pass pipeline runs in 16-bit halves,
+    ksw_extd2_dp_fbr: every value of a pass of W = 32 FBP_K columns, held as 8 (x - B) + tag with B = H(i - 1,
+    j0 - 1), fits a signed halfword. H moves by at most mch + q + e a cell along a row or a column (the first
+    boundary step is q + e; inside, F, F2 bound a drop by min(q+e, q2+e2) and the clamp a rise by mch over the
+    diagonal), so a pass's values lie within (W + 2) (mch + q + e) of B, the gap states max(q+e, q2+e2) further
+    below, and a score and a tag above (scripts/check_fbr_bound.py measures it). FBP_K must be even."""
+    k = _fbp_k()
+    step = max(0, int(mat[0])) + q + e
+    rows = 32 * k + 2 + 64 + FBR_FRAME   # (a frame is H of the left column FBR_FRAME steps back at most, and the
+    # warp's 64 virtual lanes hold rows up to 64 apart)
+    return k % 2 == 0 and 8 * (rows * step + 2 * max(q + e, q2 + e2) + 16) + 135 <= 32767
 
 
 def _fb16_len(q: int, e: int, q2: int, e2: int, mch: int) -> int:
@@ -622,7 +643,7 @@ def kernel_names(used) -> list[str]:
     names += [f"ksw_extd2_dp_w{nw}_{m}" for nw in (1, 4, 8, 16) for m in ("smem", "gmem")]
     names += [f"ksw_extd2_dp_w1_smem_b{b}" for b in (2, 4)]
     names += [f"ksw_extd2_dp_w{x}_smem" for x in ("8p", "7p", "7b")]
-    names += [f"ksw_extd2_dp_{x}" for x in ("fbp", "fbx", "fbb", "fbh16", "rp1", "rp2")]
+    names += [f"ksw_extd2_dp_{x}" for x in ("fbp", "fbr", "fbx", "fbb", "fbh16", "rp1", "rp2")]
     names += [f"ksw_extd2_dp_fb{K}{x}" for K in FB_K for x in ("", "x2")]
     names += [f"ksw_extd2_dp_fbh{K}x2" for K in FBH2_K]
     return names + [_reg_kernel_name(G, K, x) for G, K in used for x in (False, True)]
@@ -920,8 +941,8 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         tpb, shm = REG_THREADS, 0
                         jobs_per_block = REG_THREADS // shapes[L][0]
                     elif nw in ("fbp", "fbx", "fbb"):   # a block (one warp) per pass of each job (fbx, fbb: and
-                        # its books)
-                        fn = _fn(mod, f"ksw_extd2_dp_{nw}")
+                        # its books; fbp in 16-bit halves with fb's bit 4, ksw_extd2_dp_fbr)
+                        fn = _fn(mod, "ksw_extd2_dp_fbr" if nw == "fbp" and fb & 16 else f"ksw_extd2_dp_{nw}")
                         tpb, shm, jobs_per_block = 32, 0, 1
                     elif nw == "rp":   # a block (one warp) per chunk of each job
                         fn = _fn(mod, f"ksw_extd2_dp_rp{L}")

@@ -447,6 +447,10 @@ __device__ __forceinline__ int word_hkey(int (&hv)[4], ku32 Vn, ku32 Un, int t0,
 	return kk;
 }
 
+#ifndef KSW_REL_SIMD
+#define KSW_REL_SIMD 1  // word_rel's keys in 16-bit halves (0: four int32 keys, as before; A/B timing)
+#endif
+
 // KSW_BOOKS_SFX 2: a word's part of the books of an anti-diagonal without H. With ksw2's H of the anti-diagonal
 // H[t] = H[en0] - (sum of u[s] over t < s <= en0) + (sum of v[s] over t <= s < en0) (scripts/check_h_identity.py;
 // u, v its int8 bytes), the word t0 leaves a: its u bytes in (st0, en0] less its v bytes in [st0, en0), and L: its
@@ -463,6 +467,22 @@ __device__ __forceinline__ void word_rel(ku32 Vn, ku32 Un, int t0, int st0, int 
 	const ku32 og = __funnelshift_r(0x03040506u, 0x03040506u, 8 * ((t0 - st0) & 3));
 	const ku32 tm = byte_range(g1, 3), em = fh & ~fh1, tw = (ku32)(2 + g1) * 0x01010101u - 0x03020100u;
 	const ku32 ow = (((og & ~tm) | (tw & tm)) & ~em) | (0x07070707u & em);
+	if (KSW_REL_SIMD) {
+		// in halfwords, slots (0, 1) and (2, 3): d = v less u of the slot above (r[3] = v[3]: the word above's u
+		// is in its a), r its suffix sums, the keys 8 r + ord, and -32768 for a slot out of the band: |r| <= 4 *
+		// 255, so every key fits a signed halfword, and a called word has a slot in the band
+		const ku32 D0 = __vsub2(prmt_s(Vm, 0u, 0x9180u), prmt_s(Um, 0u, 0xA291u));  // d0, d1
+		const ku32 D1 = __vsub2(prmt_s(Vm, 0u, 0xB3A2u), prmt_s(Um, 0u, 0x44B3u));  // d2, d3
+		const ku32 R1 = __vadd2(D1, D1 >> 16);                                        // r2, r3
+		const ku32 R0 = __vadd2(__vadd2(D0, D0 >> 16), __byte_perm(R1, 0u, 0x1010u));  // r0, r1
+		const ku32 K0 = lop3_sel(0x80008000u, ((R0 << 3) & 0xfff8fff8u) | __byte_perm(ow, 0u, 0x4140u),
+								 __byte_perm(inm, 0u, 0x1100u));
+		const ku32 K1 = lop3_sel(0x80008000u, ((R1 << 3) & 0xfff8fff8u) | __byte_perm(ow, 0u, 0x4342u),
+								 __byte_perm(inm, 0u, 0x3322u));
+		const ku32 Km = __vmaxs2(K0, K1);
+		L = max((int)(short)(Km & 0xffffu), (int)Km >> 16);
+		return;
+	}
 	int r[4];
 	r[3] = sbyte(Vm, 3), r[2] = r[3] + sbyte(Vm, 2) - sbyte(Um, 3), r[1] = r[2] + sbyte(Vm, 1) - sbyte(Um, 2);
 	r[0] = r[1] + sbyte(Vm, 0) - sbyte(Um, 1);
@@ -1927,22 +1947,28 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 			   [&](int p) { return p * W; }, [&](int p) { return tlen - 1 + (p < npass - 1 ? 32 : lal) * K; });
 }
 
+#ifndef KSW_FBP_PTR
+#define KSW_FBP_PTR 1  // dp_fb's pass buffers through a running pointer (0: indexed, as before; A/B timing)
+#endif
+
+// the parameters of the full-band DP functions dp_fb and dp_fbr (their kernels' KSW_FB_PARAMS, then the pass
+// pipeline's row counts and running total of passes)
+#define KSW_FB_DEV_PARAMS                                                                                       \
+	const int *__restrict__ jlist, int n_list, const ku8 *__restrict__ qseq, const ki64 *__restrict__ qst,     \
+		const int *__restrict__ qlenv, const ku8 *__restrict__ tseq, const ki64 *__restrict__ tst,            \
+		const int *__restrict__ tlenv, const int *__restrict__ wv, const int *__restrict__ flv,               \
+		const ki64 *__restrict__ dir_off, ku8 *dir, const ki64 *__restrict__ ring_off, ku8 *ring_arena,      \
+		const signed char *__restrict__ mat, int q_, int e_, int q2_, int e2_, int *__restrict__ res, int n_res, \
+		const int *__restrict__ ebv, const ki64 *__restrict__ cig_off, ku32 *__restrict__ cig,               \
+		int *__restrict__ ncig, int *prog, const ki64 *__restrict__ pend
+
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
 // are still in L2. PIPE: one pass per block of one warp, a job's passes in consecutive blocks (pend);
 // the pass buffers and row counts (prog[b], zeroed) are in global memory, so the passes of a big job
 // run on many SMs at once, each a few rows behind the one before; the last pass backtracks. Blocks
 // start in index order, so a pass's producer (block b - 1) is running or done before it.
 template <int K, bool PIPE, int NL, bool EX = false>
-__device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
-									  const ki64* __restrict__ qst, const int* __restrict__ qlenv,
-									  const ku8* __restrict__ tseq, const ki64* __restrict__ tst,
-									  const int* __restrict__ tlenv, const int* __restrict__ wv,
-									  const int* __restrict__ flv, const ki64* __restrict__ dir_off, ku8* dir,
-									  const ki64* __restrict__ ring_off, ku8* ring_arena,
-									  const signed char* __restrict__ mat, int q_, int e_, int q2_, int e2_,
-									  int* __restrict__ res, int n_res, const int* __restrict__ ebv,
-									  const ki64* __restrict__ cig_off, ku32* __restrict__ cig, int* __restrict__ ncig,
-									  int* prog, const ki64* __restrict__ pend, const int* __restrict__ zdv = nullptr)
+__device__ __forceinline__ void dp_fb(KSW_FB_DEV_PARAMS, const int* __restrict__ zdv = nullptr)
 {
 	const int lane = threadIdx.x & 31, sl = lane & (NL - 1);  // sl: the lane within the job's NL
 	// the pass pipeline: a job's passes are consecutive blocks, the largest jobs first; block b is a
@@ -2059,7 +2085,11 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 		int ph = 0, pf = 0, pf2 = 0;
 		bool pre = false;
 		ku8* __restrict__ Pp = P + (ki64)p * S * NL * fb_kp(K) + (ki64)sl * fb_kp(K);  // this lane's bytes of step s
-		for (int s = 0; s < nsx; ++s, Pp += la * fb_kp(K)) {
+		// KSW_FBP_PTR: lane 0 reads the previous pass's row i at bin + 4 i and lane NL - 1 writes its row i at
+		// bout + 4 i through one running pointer (i = s - sl), a row a step (the compiler had recomputed both
+		// 64-bit addresses, pass times tlen, in every step)
+		int* bq = (sl == 0 ? (int*)bin : bout) - 4 * sl;
+		for (int s = 0; s < nsx; ++s, Pp += la * fb_kp(K), bq += 4) {
 			const int i = s - sl;
 			if (PIPE && s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
 				PROF_F(PROF_CLK(pa));
@@ -2089,10 +2119,11 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 					hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
 					hl = 8 * hb, fl = 8 * (hb - qe) + gF, f2l = 8 * (hb - qe2) + gF2;
 				} else {
+					const volatile int* bi = KSW_FBP_PTR ? (const volatile int*)bq : bin + 4 * i;
 					if (pre) hl = ph, fl = pf, f2l = pf2;
-					else hl = bin[4 * i], fl = bin[4 * i + 1], f2l = bin[4 * i + 2];
+					else hl = bi[0], fl = bi[1], f2l = bi[2];
 					pre = PIPE && i + 1 < avail && i + 1 < tlen;  // row i+1 written (and fenced) already
-					if (pre) ph = bin[4 * i + 4], pf = bin[4 * i + 5], pf2 = bin[4 * i + 6];
+					if (pre) ph = bi[4], pf = bi[5], pf2 = bi[6];
 				}
 			}
 			// the scores of target base tb against query bases 0-3 (bytes 0-3) and N (byte 4 = SC_HI's
@@ -2137,7 +2168,7 @@ __device__ __forceinline__ void dp_fb(const int* __restrict__ jlist, int n_list,
 			fb_store<K>(Pp, dw);
 			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
 			if (!last && sl == NL - 1) {
-				*(int4*)(bout + 4 * i) = make_int4(oh, of, of2, 0);
+				*(int4*)(KSW_FBP_PTR ? bq : bout + 4 * i) = make_int4(oh, of, of2, 0);
 				if (PIPE && ((i & 15) == 15 || i == tlen - 1)) {  // rows published 16 at a time
 					PROF_F(PROF_CLK(pa));
 					__threadfence();
@@ -2597,6 +2628,60 @@ __device__ __forceinline__ void fb2_gather(const ku32* p, ku32& wa, ku32& wb)
 	}
 }
 
+// the score selector of a column's pair of query bases a (the low halfword's) and b (the high one's): A's
+// (bits 0-15) puts its sign-extended score into the low halfword, B's (bits 16-31) into the high one
+__device__ __forceinline__ ku32 fb2_qsel(ku32 a, ku32 b)
+{
+	return (0x5500u | (a | 8u) << 4 | a) | (0x0055u | b << 8 | (b | 8u) << 12) << 16;
+}
+
+// no N in the warp's queries (nq: this lane's has one; the usual case): one selector per column takes both
+// halves' scores from the two target rows at once, A's from row A (bytes 0-3) into the low halfword and B's from
+// row B (bytes 4-7) into the high one, each sign-extended; an N needs SC_HI, so a warp with one keeps a selector
+// per half (the rows are ksw2's for any target base, N included). Returns whether the warp has an N.
+template <int K>
+__device__ __forceinline__ bool fb2_qsel_warp(ku32 (&qs)[K], bool nq)
+{
+	const bool qn = __any_sync(KSW_FULL_MASK, nq);
+	if (!qn) {
+#pragma unroll
+		for (int c = 0; c < K; ++c) qs[c] = (qs[c] & 0xffu) | ((qs[c] >> 16 & 0xff00u) + 0x4400u);
+	}
+	return qn;
+}
+
+// One step of K cell pairs in 16-bit halves (dp_fb2's two jobs, dp_fbr's two virtual lanes): from the diagonal
+// hd and the left F, F2 along the row, the columns' H (Hup), E and E2 updated in place, F and F2 left for the
+// next column, and the direction words of the low halves (wa) and the high ones (wb) in dp_fb's byte layout
+template <int K, bool QN>
+__device__ __forceinline__ void fb2_cells(ku32 (&Hup)[K], ku32 (&Ee)[K], ku32 (&Ee2)[K], const ku32 (&qs)[K], ku32 hd,
+										  ku32& F, ku32& F2, ku32 rowa, ku32 rowb, ku32 SC_HI, ku32 ce1, ku32 ce2, ku32 cf1,
+										  ku32 cf2, ku32 ne8, ku32 ne28, ku32 mc7, ku32 (&dwa)[(K + 3) / 4],
+										  ku32 (&dwb)[(K + 3) / 4])
+{
+	ku32 pw[K];
+#pragma unroll
+	for (int c = 0; c < K; ++c) {
+		const ku32 E = Ee[c], E2 = Ee2[c];
+		const ku32 sc = QN ? prmt_s(rowa, SC_HI, qs[c]) | prmt_s(rowb, SC_HI, hi16(qs[c])) : prmt_s(rowa, rowb, qs[c]);
+		const ku32 m = __vimax3_s16x2(__vimax3_s16x2(__vadd2(hd, sc), E, E2), F, F2);
+		const ku32 z = __viaddmin_s16x2(hd, mc7, m) & 0xfff8fff8u;  // 8 H, clamped (§1.6)
+		const ku32 zE = __vadd2(z, ce1), zE2 = __vadd2(z, ce2), zF = __vadd2(z, cf1), zF2 = __vadd2(z, cf2);
+		const ku32 En = __viaddmax_s16x2(E, ne8, zE), E2n = __viaddmax_s16x2(E2, ne28, zE2);
+		const ku32 Fn = __viaddmax_s16x2(F, ne8, zF), F2n = __viaddmax_s16x2(F2, ne28, zF2);
+		pw[c] = fb2_dirs(__vsub2(zE, En), __vsub2(zF, Fn), __vsub2(zE2, E2n), __vsub2(zF2, F2n), m);
+		Ee[c] = En, Ee2[c] = E2n, F = Fn, F2 = F2n;
+		hd = Hup[c], Hup[c] = z;
+		const int n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;
+		if ((c & 3) == n - 1) {
+			if (n == 4) fb2_gather<4>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+			else if (n == 3) fb2_gather<3>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+			else if (n == 2) fb2_gather<2>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+			else fb2_gather<1>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
+		}
+	}
+}
+
 template <int K, int NL>
 __device__ __forceinline__ void dp_fb2(const int* __restrict__ jlist, int n_list, const ku8* __restrict__ qseq,
 									   const ki64* __restrict__ qst, const int* __restrict__ qlenv,
@@ -2641,18 +2726,10 @@ __device__ __forceinline__ void dp_fb2(const int* __restrict__ jlist, int n_list
 		const int j = j0 + c, h = boundary_h(j, qe, e, e2, long_thres, long_diff);
 		Hup[c] = pair16(8 * h), Ee[c] = pair16(8 * (h - qe) + 3), Ee2[c] = pair16(8 * (h - qe2) + 1);
 		const ku32 a = j < qla ? Qa[j] : 0u, b = j < qlb ? Qb[j] : 0u;
-		qs[c] = (0x5500u | (a | 8u) << 4 | a) | (0x0055u | b << 8 | (b | 8u) << 12) << 16;
+		qs[c] = fb2_qsel(a, b);
 		nq |= (a | b) > 3u;
 	}
-	// no N in the warp's queries (the usual case): one selector per column takes both jobs' scores
-	// from the two target rows at once, A's from row A (bytes 0-3) into the low halfword and B's from
-	// row B (bytes 4-7) into the high one, each sign-extended; an N needs SC_HI, so a warp with one
-	// keeps a selector per job (the rows are ksw2's for any target base, N included)
-	const bool qn = __any_sync(KSW_FULL_MASK, nq);
-	if (!qn) {
-#pragma unroll
-		for (int c = 0; c < K; ++c) qs[c] = (qs[c] & 0xffu) | ((qs[c] >> 16 & 0xff00u) + 0x4400u);
-	}
+	const bool qn = fb2_qsel_warp<K>(qs, nq);
 	ku32 hdiag = pair16(8 * boundary_h(j0 - 1, qe, e, e2, long_thres, long_diff));
 	ku32 oh = 0, of = 0, of2 = 0;
 	const int cqa = qla - 1 - j0, cqb = qlb - 1 - j0;  // the column of the last query base, if this lane's
@@ -2672,27 +2749,8 @@ __device__ __forceinline__ void dp_fb2(const int* __restrict__ jlist, int n_list
 			const ku32 ta = i < tla ? Ta[i] : 0u, tb = i < tlb ? Tb[i] : 0u;
 			const ku32 rowa = fb_score_row(ta, SC_MIS4, SC_MCH4, SC_N4), rowb = fb_score_row(tb, SC_MIS4, SC_MCH4, SC_N4);
 			ku32 hd = hdiag, F = fl, F2 = f2l;
-			ku32 pw[K], dwa[(K + 3) / 4], dwb[(K + 3) / 4];
-#pragma unroll
-			for (int c = 0; c < K; ++c) {
-				const ku32 E = Ee[c], E2 = Ee2[c];
-				const ku32 sc = QN ? prmt_s(rowa, SC_HI, qs[c]) | prmt_s(rowb, SC_HI, hi16(qs[c])) : prmt_s(rowa, rowb, qs[c]);
-				const ku32 m = __vimax3_s16x2(__vimax3_s16x2(__vadd2(hd, sc), E, E2), F, F2);
-				const ku32 z = __viaddmin_s16x2(hd, mc7, m) & 0xfff8fff8u;  // 8 H, clamped (§1.6)
-				const ku32 zE = __vadd2(z, ce1), zE2 = __vadd2(z, ce2), zF = __vadd2(z, cf1), zF2 = __vadd2(z, cf2);
-				const ku32 En = __viaddmax_s16x2(E, ne8, zE), E2n = __viaddmax_s16x2(E2, ne28, zE2);
-				const ku32 Fn = __viaddmax_s16x2(F, ne8, zF), F2n = __viaddmax_s16x2(F2, ne28, zF2);
-				pw[c] = fb2_dirs(__vsub2(zE, En), __vsub2(zF, Fn), __vsub2(zE2, E2n), __vsub2(zF2, F2n), m);
-				Ee[c] = En, Ee2[c] = E2n, F = Fn, F2 = F2n;
-				hd = Hup[c], Hup[c] = z;
-				const int n = K - (c & ~3) < 4 ? K - (c & ~3) : 4;
-				if ((c & 3) == n - 1) {
-					if (n == 4) fb2_gather<4>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-					else if (n == 3) fb2_gather<3>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-					else if (n == 2) fb2_gather<2>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-					else fb2_gather<1>(pw + (c & ~3), dwa[c >> 2], dwb[c >> 2]);
-				}
-			}
+			ku32 dwa[(K + 3) / 4], dwb[(K + 3) / 4];
+			fb2_cells<K, QN>(Hup, Ee, Ee2, qs, hd, F, F2, rowa, rowb, SC_HI, ce1, ce2, cf1, cf2, ne8, ne28, mc7, dwa, dwb);
 			if (sl < laa && i < tla) fb_store<K>(Pa, dwa);
 			if (sl < lab && i < tlb) fb_store<K>(Pb, dwb);
 			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
@@ -2748,6 +2806,193 @@ KSW_DP_FBH2(13)
 KSW_DP_FBH2(14)
 KSW_DP_FBH2(15)
 KSW_DP_FBH2(16)
+
+// ---- the pass pipeline in 16-bit halves (KSW_FBR, an experiment) -------------------------------------------
+// ksw_extd2_dp_fbr: dp_fbp's jobs with two virtual lanes of KR = KSW_FBP_K / 2 columns in each lane's halfwords,
+// the high one a row behind the low one: 64 virtual lanes a pass of W = 32 KSW_FBP_K columns (dp_fbp's passes,
+// pass buffers and pass counts), the direction bytes at fb_addr with NL = 64 (virtual lane v holds row s - v at
+// step s; a lane's two halves store side by side). Every value of row i is held as 8 (x - B(i)) + tag, with B(i)
+// = H(i - 1, j0 - 1) and j0 the pass's first column: one base per pass and row, so the left inputs (the virtual
+// lane below's outputs of the step before, the same row) need no conversion, and a half moving to the next row
+// subtracts 8 (B(i + 1) - B(i)) from its Hup, E, E2 and diagonal. Each half carries 8 B of its row as an int32,
+// passed up the virtual lanes with the skew (lane 0's from the previous pass's absolute H or ksw2's boundary);
+// the last virtual lane writes absolute values to the pass buffer, and the score is taken absolute. The launcher
+// sends only scorings whose values within a pass fit a halfword (_fbr_ok; scripts/check_fbr_bound.py).
+// The core is dp_fb2's, shared as fb2_cells (two cells per 16x2 instruction, fb2_dirs, fb2_gather).
+__device__ __forceinline__ ku32 pk16(int lo, int hi) { return ((ku32)lo & 0xffffu) | (ku32)hi << 16; }
+__device__ __forceinline__ int lo16s(ku32 x) { return (int)(short)(x & 0xffffu); }
+__device__ __forceinline__ int hi16s(ku32 x) { return (int)x >> 16; }
+
+#ifndef KSW_FBR_FRAME
+#define KSW_FBR_FRAME 32  // steps between dp_fbr's frames (a power of 2; FBR_FRAME of the launcher's _fbr_ok)
+#endif
+template <int KR>
+__device__ __forceinline__ void dp_fbr(KSW_FB_DEV_PARAMS)
+{
+	const int lane = threadIdx.x & 31;
+	int k0 = 0;  // block b: a pass of the first job k with pend[k] > b (dp_fb)
+	{
+		int hi = n_list;
+		while (k0 < hi) {
+			const int mid = (k0 + hi) >> 1;
+			if (pend[mid] > (ki64)blockIdx.x) hi = mid;
+			else k0 = mid + 1;
+		}
+	}
+	if (k0 >= n_list) return;
+	const int jid = jlist[k0];
+	const int qlen0 = qlenv[jid], tlen0 = tlenv[jid];
+	const bool tr = fb_tr(qlen0, tlen0);
+	const int qlen = tr ? tlen0 : qlen0, tlen = tr ? qlen0 : tlen0;
+	const ku8* __restrict__ Q = tr ? tseq + tst[jid] : qseq + qst[jid];
+	const ku8* __restrict__ T = tr ? qseq + qst[jid] : tseq + tst[jid];
+	const int gE = tr ? 2 : 3, gF = tr ? 3 : 2, gE2 = tr ? 0 : 1, gF2 = tr ? 1 : 0;  // (dp_fb)
+	ku8* __restrict__ P = dir + dir_off[jid];
+	int* __restrict__ bufs = (int*)(ring_arena + ring_off[jid]);
+	KSW_SETUP;
+	constexpr int NV = 64, W = NV * KR, KP = fb_kp(KR);
+	const int npass = fb_npass(qlen, W);
+	const int p = (int)(blockIdx.x - (k0 ? pend[k0 - 1] : 0));
+	if (p >= npass) return;
+	const ku32 SC_MIS4 = rep4(8 * sc_mis + 4), SC_MCH4 = rep4(8 * sc_mch + 4), SC_N4 = rep4(8 * sc_N + 4);
+	const ku32 SC_HI = (ku32)(ku8)(8 * sc_N + 4);
+	ku32 ce1 = pair16(gE - 8 * q - 8 * e), ce2 = pair16(gE2 - 8 * q2 - 8 * e2), cf1 = pair16(gF - 8 * q - 8 * e),
+		 cf2 = pair16(gF2 - 8 * q2 - 8 * e2), ne8 = pair16(-8 * e), ne28 = pair16(-8 * e2), mc7 = pair16(8 * sc_mch + 7);
+	asm("" : "+r"(ce1), "+r"(ce2), "+r"(cf1), "+r"(cf2), "+r"(ne8), "+r"(ne28), "+r"(mc7));
+	const int j0p = p * W, vlo = 2 * lane, jlo = j0p + KR * vlo, jhi = jlo + KR;
+	const int la = p < npass - 1 ? NV : (qlen - j0p + KR - 1) / KR;  // virtual lanes of this pass
+	const bool last = p == npass - 1, live_lo = vlo < la, live_hi = vlo + 1 < la;
+	const int B0 = 8 * boundary_h(j0p - 1, qe, e, e2, long_thres, long_diff);  // 8 B(0) = 8 H(-1, j0 - 1)
+	ku32 Hup[KR], Ee[KR], Ee2[KR], qs[KR];
+	bool nq = false;
+#pragma unroll
+	for (int c = 0; c < KR; ++c) {
+		const int ja = jlo + c, jb = jhi + c;
+		const int ha = 8 * boundary_h(ja, qe, e, e2, long_thres, long_diff) - B0;
+		const int hb = 8 * boundary_h(jb, qe, e, e2, long_thres, long_diff) - B0;
+		Hup[c] = pk16(ha, hb), Ee[c] = pk16(ha - 8 * qe + gE, hb - 8 * qe + gE);
+		Ee2[c] = pk16(ha - 8 * qe2 + gE2, hb - 8 * qe2 + gE2);
+		const ku32 a = ja < qlen ? Q[ja] : 0u, b = jb < qlen ? Q[jb] : 0u;
+		qs[c] = fb2_qsel(a, b);
+		nq |= (a | b) > 3u;
+	}
+	const bool qn = fb2_qsel_warp<KR>(qs, nq);
+	ku32 hdiag = pk16(8 * boundary_h(jlo - 1, qe, e, e2, long_thres, long_diff) - B0,
+					  8 * boundary_h(jhi - 1, qe, e, e2, long_thres, long_diff) - B0);
+	ku32 iH[KR], iE[KR], iE2[KR];  // the initial state, for the high half's first row
+#pragma unroll
+	for (int c = 0; c < KR; ++c) iH[c] = Hup[c], iE[c] = Ee[c], iE2[c] = Ee2[c];
+	const ku32 id = hdiag;
+	ku32 oh = 0, of = 0, of2 = 0;  // this lane's outputs of the step before (both halves)
+	int fr = B0;                    // the warp's frame (8x): every value is held less it
+	int prevh = B0, hb = 0;         // lane 0: 8 H(i - 1, j0 - 1) absolute; pass 0: H(i, -1) summed
+	ku32 rprev = 0;                 // the low half's score row of the step before (the high half's now)
+	volatile int* __restrict__ bin = (volatile int*)bufs + (ki64)(p > 0 ? p - 1 : 0) * tlen * 4;
+	int* __restrict__ bout = bufs + (ki64)p * tlen * 4;
+	int* bq = lane == 0 ? (int*)bin : bout - 4 * (NV - 1);  // lane 0: row s of bin; lane 31: row s - 63 of bout
+	int avail = p > 0 ? 0 : tlen;
+	const int nsx = tlen + la - 1;
+	ku8* __restrict__ Pp = P + (ki64)p * (tlen + NV - 1) * NV * KP + (ki64)vlo * KP;
+	auto rows = [&](auto qn_t, auto p0_t) {  // (instances: N in the queries; the first pass, whose left is ksw2's boundary)
+		constexpr bool QN = decltype(qn_t)::value, P0 = decltype(p0_t)::value;
+		for (int s = 0; s < nsx; ++s, Pp += la * KP, bq += 4) {
+			const int ilo = s - vlo, ihi = ilo - 1;
+			if (s < tlen && s >= avail) {  // warp-uniform: lane 0 needs row s of the previous pass
+				int got;
+				do got = __shfl_sync(KSW_FULL_MASK, *(volatile int*)&prog[blockIdx.x - 1], 0);
+				while (got <= s);
+				avail = got;
+				__threadfence();
+			}
+			if (s > 0 && (s & (KSW_FBR_FRAME - 1)) == 0) {  // warp-uniform: a new frame, lane 0's H(s - 1, j0 - 1),
+				// for every lane's state and outputs (the rows in flight stay within (W + 2 + 64 + KSW_FBR_FRAME) steps
+				// of H of it: _fbr_ok)
+				const int nf = __shfl_sync(KSW_FULL_MASK, prevh, 0);
+				const ku32 dd = pair16(nf - fr);
+				fr = nf;
+				hdiag = __vsub2(hdiag, dd), oh = __vsub2(oh, dd), of = __vsub2(of, dd), of2 = __vsub2(of2, dd);
+#pragma unroll
+				for (int c = 0; c < KR; ++c) Hup[c] = __vsub2(Hup[c], dd), Ee[c] = __vsub2(Ee[c], dd), Ee2[c] = __vsub2(Ee2[c], dd);
+			}
+			// the virtual lane below's outputs of the step before: lane - 1's high half for the low half, this
+			// lane's low half for the high half
+			const ku32 sh = __shfl_up_sync(KSW_FULL_MASK, oh, 1), sf = __shfl_up_sync(KSW_FULL_MASK, of, 1);
+			const ku32 sf2 = __shfl_up_sync(KSW_FULL_MASK, of2, 1);
+			const bool act_lo = live_lo && ilo >= 0 && ilo < tlen, act_hi = live_hi && ihi >= 0 && ihi < tlen;
+			if (!act_lo && !act_hi) continue;
+			ku32 hl = __byte_perm(sh, oh, 0x5432u), fl = __byte_perm(sf, of, 0x5432u), f2l = __byte_perm(sf2, of2, 0x5432u);
+			if (lane == 0 && act_lo) {  // virtual lane 0: the pass's left column, absolute, less the frame
+				int ha, fa, f2a;
+				if (P0) {
+					hb += boundary_diff(ilo, qe, e, e2, long_thres, long_diff);
+					ha = 8 * hb, fa = 8 * (hb - qe) + gF, f2a = 8 * (hb - qe2) + gF2;
+				} else {
+					const volatile int* bi = (const volatile int*)bq;
+					ha = bi[0], fa = bi[1], f2a = bi[2];
+				}
+				prevh = ha;
+				hl = (hl & 0xffff0000u) | ((ku32)(ha - fr) & 0xffffu);
+				fl = (fl & 0xffff0000u) | ((ku32)(fa - fr) & 0xffffu);
+				f2l = (f2l & 0xffff0000u) | ((ku32)(f2a - fr) & 0xffffu);
+			}
+			const ku32 rowa = fb_score_row(act_lo ? T[ilo] : 0u, SC_MIS4, SC_MCH4, SC_N4), rowb = rprev;
+			rprev = rowa;
+			if (ihi == 0) {  // the high half's first row (once a pass per lane): the step before, its halfwords
+				// computed nothing of use; its initial state (row -1, less B(0)) in the frame
+				const ku32 d0 = pair16(fr - B0);
+#pragma unroll
+				for (int c = 0; c < KR; ++c)
+					Hup[c] = __byte_perm(Hup[c], __vsub2(iH[c], d0), 0x7610u),
+					Ee[c] = __byte_perm(Ee[c], __vsub2(iE[c], d0), 0x7610u),
+					Ee2[c] = __byte_perm(Ee2[c], __vsub2(iE2[c], d0), 0x7610u);
+				hdiag = __byte_perm(hdiag, __vsub2(id, d0), 0x7610u);
+			}
+			ku32 hd = hdiag, F = fl, F2 = f2l;
+			ku32 dwa[(KR + 3) / 4], dwb[(KR + 3) / 4];
+			fb2_cells<KR, QN>(Hup, Ee, Ee2, qs, hd, F, F2, rowa, rowb, SC_HI, ce1, ce2, cf1, cf2, ne8, ne28, mc7, dwa, dwb);
+			if (act_lo) fb_store<KR>(Pp, dwa);
+			if (act_hi) fb_store<KR>(Pp + KP, dwb);
+			hdiag = hl, oh = Hup[KR - 1], of = F, of2 = F2;
+			// the score, H(tlen - 1, qlen - 1), absolute, from the half that holds it on the last row
+			if (s >= tlen - 1) {  // (warp-uniform: the last rows come in the pass's last 64 steps)
+				const int cql = qlen - 1 - jlo, cqh = qlen - 1 - jhi;
+				if (act_lo && ilo == tlen - 1 && (unsigned)cql < (unsigned)KR) {
+#pragma unroll
+					for (int c = 0; c < KR; ++c)
+						if (c == cql) res[RF_SCORE * n_res + jid] = (lo16s(Hup[c]) + fr) >> 3;
+				}
+				if (act_hi && ihi == tlen - 1 && (unsigned)cqh < (unsigned)KR) {
+#pragma unroll
+					for (int c = 0; c < KR; ++c)
+						if (c == cqh) res[RF_SCORE * n_res + jid] = (hi16s(Hup[c]) + fr) >> 3;
+				}
+			}
+			if (!last && lane == 31 && act_hi) {  // the last virtual lane's row ihi, absolute, for the next pass
+				*(int4*)bq = make_int4(hi16s(oh) + fr, hi16s(of) + fr, hi16s(of2) + fr, 0);
+				if ((ihi & 15) == 15 || ihi == tlen - 1) {  // rows published 16 at a time
+					__threadfence();
+					*(volatile int*)&prog[blockIdx.x] = ihi + 1;
+				}
+			}
+		}
+	};
+	if (p == 0) {
+		if (qn) rows(kbool<true>{}, kbool<true>{});
+		else rows(kbool<false>{}, kbool<true>{});
+	} else {
+		if (qn) rows(kbool<true>{}, kbool<false>{});
+		else rows(kbool<false>{}, kbool<false>{});
+	}
+	__syncwarp();
+	if (!last) return;  // the last pass backtracks: it ends after every other pass
+	__threadfence();
+	tb_job(jid, lane, qlenv, tlenv, wv, ebv, flv, dir_off, dir, nullptr, nullptr, cig_off, cig, ncig, res, n_res,
+		   NV << 8 | KR | (tr ? 1 << 16 : 0));
+}
+extern "C" __global__ void __launch_bounds__(32) ksw_extd2_dp_fbr(KSW_FB_PARAMS, int* prog, const ki64* __restrict__ pend)
+{
+	dp_fbr<KSW_FBP_K / 2>(KSW_FB_ARGS, prog, pend);
+}
 
 // ---- backtrack -------------------------------------------------------------------------------
 // Start cell (lines 389-398) and ksw_backtrack (ksw2.h:130-162, is_rot = 1, min_intron_len = 0),
@@ -3102,7 +3347,11 @@ extern "C" __global__ void __launch_bounds__(256) ksw_extd2_class(int m, ki64* _
 			const bool x2 = !big && fits16;  // (not pipe: a job that is not big takes it only when it does not fit)
 			int kh = 16;  // half: 16 columns per lane, or with x2 the fewest of 13..16 that cover the query
 			while (x2 && kh > KSW_FBH2_K0 && 16 * (kh - 1) >= ql) --kh;
-			const int NL = half ? 16 : 32, K = pipe ? KSW_FBP_K : half ? kh : FB_KS[ki], W = NL * K;
+			// (fb & 16) the pass pipeline in 16-bit halves (ksw_extd2_dp_fbr): 64 virtual lanes of KSW_FBP_K / 2
+			// columns, the same passes
+			const bool fbr = pipe && !fbx && (fb & 16);
+			const int NL = fbr ? 64 : half ? 16 : 32, K = fbr ? KSW_FBP_K / 2 : pipe ? KSW_FBP_K : half ? kh : FB_KS[ki];
+			const int W = NL * K;
 			const bool tr = pipe && !fbx && fb_tr(ql, tl);  // (columns and rows of the DP as it runs)
 			const int cq = tr ? tl : ql, rt = tr ? ql : tl;
 			const int npass = fb_npass(cq, W);
