@@ -964,7 +964,7 @@ def run(batch: JobBatch, job_idx=None, gpu_mem: int | None = None) -> ResultBatc
                         else:
                             tpb, shm = 32 * GMEM_WARPS_PER_BLOCK, 0
                         jobs_per_block = 1 if nw > 1 else tpb // 32
-                    if tp_smem and (nw == "reg" or nw in ("fb", "fbh", "fb2", "fbh2")):
+                    if tp_smem and nw in ("reg", "fb", "fbh", "fb2", "fbh2"):
                         shm = max(shm, tp_smem)   # (their kernels use no dynamic shared memory)
                     if shm > 48 * 1024 and _big_smem.get(id(fn), 0) < shm:   # (a driver call: once per size)
                         fn.max_dynamic_shared_size_bytes = _big_smem[id(fn)] = shm

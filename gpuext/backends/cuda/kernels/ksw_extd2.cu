@@ -447,10 +447,6 @@ __device__ __forceinline__ int word_hkey(int (&hv)[4], ku32 Vn, ku32 Un, int t0,
 	return kk;
 }
 
-#ifndef KSW_REL_SIMD
-#define KSW_REL_SIMD 1  // word_rel's keys in 16-bit halves (0: four int32 keys, as before; A/B timing)
-#endif
-
 // KSW_BOOKS_SFX 2: a word's part of the books of an anti-diagonal without H. With ksw2's H of the anti-diagonal
 // H[t] = H[en0] - (sum of u[s] over t < s <= en0) + (sum of v[s] over t <= s < en0) (scripts/check_h_identity.py;
 // u, v its int8 bytes), the word t0 leaves a: its u bytes in (st0, en0] less its v bytes in [st0, en0), and L: its
@@ -467,30 +463,19 @@ __device__ __forceinline__ void word_rel(ku32 Vn, ku32 Un, int t0, int st0, int 
 	const ku32 og = __funnelshift_r(0x03040506u, 0x03040506u, 8 * ((t0 - st0) & 3));
 	const ku32 tm = byte_range(g1, 3), em = fh & ~fh1, tw = (ku32)(2 + g1) * 0x01010101u - 0x03020100u;
 	const ku32 ow = (((og & ~tm) | (tw & tm)) & ~em) | (0x07070707u & em);
-	if (KSW_REL_SIMD) {
-		// in halfwords, slots (0, 1) and (2, 3): d = v less u of the slot above (r[3] = v[3]: the word above's u
-		// is in its a), r its suffix sums, the keys 8 r + ord, and -32768 for a slot out of the band: |r| <= 4 *
-		// 255, so every key fits a signed halfword, and a called word has a slot in the band
-		const ku32 D0 = __vsub2(prmt_s(Vm, 0u, 0x9180u), prmt_s(Um, 0u, 0xA291u));  // d0, d1
-		const ku32 D1 = __vsub2(prmt_s(Vm, 0u, 0xB3A2u), prmt_s(Um, 0u, 0x44B3u));  // d2, d3
-		const ku32 R1 = __vadd2(D1, D1 >> 16);                                        // r2, r3
-		const ku32 R0 = __vadd2(__vadd2(D0, D0 >> 16), __byte_perm(R1, 0u, 0x1010u));  // r0, r1
-		const ku32 K0 = lop3_sel(0x80008000u, ((R0 << 3) & 0xfff8fff8u) | __byte_perm(ow, 0u, 0x4140u),
-								 __byte_perm(inm, 0u, 0x1100u));
-		const ku32 K1 = lop3_sel(0x80008000u, ((R1 << 3) & 0xfff8fff8u) | __byte_perm(ow, 0u, 0x4342u),
-								 __byte_perm(inm, 0u, 0x3322u));
-		const ku32 Km = __vmaxs2(K0, K1);
-		L = max((int)(short)(Km & 0xffffu), (int)Km >> 16);
-		return;
-	}
-	int r[4];
-	r[3] = sbyte(Vm, 3), r[2] = r[3] + sbyte(Vm, 2) - sbyte(Um, 3), r[1] = r[2] + sbyte(Vm, 1) - sbyte(Um, 2);
-	r[0] = r[1] + sbyte(Vm, 0) - sbyte(Um, 1);
-	int k[4];
-#pragma unroll
-	for (int b = 0; b < 4; ++b)  // a slot out of the band: less 2^28
-		k[b] = 8 * r[b] + (int)((ow >> (8 * b)) & 0xffu) + (sbyte(inm, b) + 1) * (int)0xf0000000u;
-	L = max(max(k[0], k[1]), max(k[2], k[3]));
+	// in halfwords, slots (0, 1) and (2, 3): d = v less u of the slot above (r[3] = v[3]: the word above's u is
+	// in its a), r its suffix sums, the keys 8 r + ord, and -32768 for a slot out of the band: |r| <= 4 * 255, so
+	// every key fits a signed halfword, and a called word has a slot in the band
+	const ku32 D0 = __vsub2(prmt_s(Vm, 0u, 0x9180u), prmt_s(Um, 0u, 0xA291u));  // d0, d1
+	const ku32 D1 = __vsub2(prmt_s(Vm, 0u, 0xB3A2u), prmt_s(Um, 0u, 0x44B3u));  // d2, d3
+	const ku32 R1 = __vadd2(D1, D1 >> 16);                                        // r2, r3
+	const ku32 R0 = __vadd2(__vadd2(D0, D0 >> 16), __byte_perm(R1, 0u, 0x1010u));  // r0, r1
+	const ku32 K0 = lop3_sel(0x80008000u, ((R0 << 3) & 0xfff8fff8u) | __byte_perm(ow, 0u, 0x4140u),
+							 __byte_perm(inm, 0u, 0x1100u));
+	const ku32 K1 = lop3_sel(0x80008000u, ((R1 << 3) & 0xfff8fff8u) | __byte_perm(ow, 0u, 0x4342u),
+							 __byte_perm(inm, 0u, 0x3322u));
+	const ku32 Km = __vmaxs2(K0, K1);
+	L = max((int)(short)(Km & 0xffffu), (int)Km >> 16);
 }
 
 // The DP kernels' scalar set-up of ksw_extd2_sse, lines 78-105 (q_,e_,q2_,e2_ arrive swapped; they
@@ -1947,10 +1932,6 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 			   [&](int p) { return p * W; }, [&](int p) { return tlen - 1 + (p < npass - 1 ? 32 : lal) * K; });
 }
 
-#ifndef KSW_FBP_PTR
-#define KSW_FBP_PTR 1  // dp_fb's pass buffers through a running pointer (0: indexed, as before; A/B timing)
-#endif
-
 // the parameters of the full-band DP functions dp_fb and dp_fbr (their kernels' KSW_FB_PARAMS, then the pass
 // pipeline's row counts and running total of passes)
 #define KSW_FB_DEV_PARAMS                                                                                       \
@@ -1961,6 +1942,19 @@ __device__ __forceinline__ void fbx_books(int jid, int lane, int qlen, int tlen,
 		const signed char *__restrict__ mat, int q_, int e_, int q2_, int e2_, int *__restrict__ res, int n_res, \
 		const int *__restrict__ ebv, const ki64 *__restrict__ cig_off, ku32 *__restrict__ cig,               \
 		int *__restrict__ ncig, int *prog, const ki64 *__restrict__ pend
+
+// the pass pipeline's job of this block: its blocks are the jobs' passes in list order, job k's end at pend[k]
+// (exclusive), so block b holds a pass of the first job k with pend[k] > b (n_list: none)
+__device__ __forceinline__ int fb_pass_job(const ki64* __restrict__ pend, int n_list)
+{
+	int k = 0, hi = n_list;
+	while (k < hi) {
+		const int mid = (k + hi) >> 1;
+		if (pend[mid] > (ki64)blockIdx.x) hi = mid;
+		else k = mid + 1;
+	}
+	return k;
+}
 
 // The DP of a full-band job, then its backtrack (tb_job) by the same warp while the direction bytes
 // are still in L2. PIPE: one pass per block of one warp, a job's passes in consecutive blocks (pend);
@@ -1974,15 +1968,7 @@ __device__ __forceinline__ void dp_fb(KSW_FB_DEV_PARAMS, const int* __restrict__
 	// the pass pipeline: a job's passes are consecutive blocks, the largest jobs first; block b is a
 	// pass of the first job k with pend[k] > b (pend: the running total of the jobs' passes; none past
 	// the last pass)
-	int pk = 0;
-	if (PIPE) {
-		int hi = n_list;
-		while (pk < hi) {
-			const int mid = (pk + hi) >> 1;
-			if (pend[mid] > (ki64)blockIdx.x) hi = mid;
-			else pk = mid + 1;
-		}
-	}
+	const int pk = PIPE ? fb_pass_job(pend, n_list) : 0;
 	// the warp's first job (NL < 32: 32 / NL jobs of one pass each, side by side; a slot past the
 	// list is a job of no rows that still takes part in the warp's shuffles)
 	const int k0 = PIPE ? pk : ((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * (32 / NL);
@@ -2085,8 +2071,8 @@ __device__ __forceinline__ void dp_fb(KSW_FB_DEV_PARAMS, const int* __restrict__
 		int ph = 0, pf = 0, pf2 = 0;
 		bool pre = false;
 		ku8* __restrict__ Pp = P + (ki64)p * S * NL * fb_kp(K) + (ki64)sl * fb_kp(K);  // this lane's bytes of step s
-		// KSW_FBP_PTR: lane 0 reads the previous pass's row i at bin + 4 i and lane NL - 1 writes its row i at
-		// bout + 4 i through one running pointer (i = s - sl), a row a step (the compiler had recomputed both
+		// lane 0 reads the previous pass's row i at bin + 4 i and lane NL - 1 writes its row i at bout + 4 i
+		// through one running pointer (i = s - sl), a row a step (indexed, the compiler had recomputed both
 		// 64-bit addresses, pass times tlen, in every step)
 		int* bq = (sl == 0 ? (int*)bin : bout) - 4 * sl;
 		for (int s = 0; s < nsx; ++s, Pp += la * fb_kp(K), bq += 4) {
@@ -2119,7 +2105,7 @@ __device__ __forceinline__ void dp_fb(KSW_FB_DEV_PARAMS, const int* __restrict__
 					hb += boundary_diff(i, qe, e, e2, long_thres, long_diff);
 					hl = 8 * hb, fl = 8 * (hb - qe) + gF, f2l = 8 * (hb - qe2) + gF2;
 				} else {
-					const volatile int* bi = KSW_FBP_PTR ? (const volatile int*)bq : bin + 4 * i;
+					const volatile int* bi = (const volatile int*)bq;
 					if (pre) hl = ph, fl = pf, f2l = pf2;
 					else hl = bi[0], fl = bi[1], f2l = bi[2];
 					pre = PIPE && i + 1 < avail && i + 1 < tlen;  // row i+1 written (and fenced) already
@@ -2168,7 +2154,7 @@ __device__ __forceinline__ void dp_fb(KSW_FB_DEV_PARAMS, const int* __restrict__
 			fb_store<K>(Pp, dw);
 			hdiag = hl, oh = Hup[K - 1], of = F, of2 = F2;
 			if (!last && sl == NL - 1) {
-				*(int4*)(KSW_FBP_PTR ? bq : bout + 4 * i) = make_int4(oh, of, of2, 0);
+				*(int4*)bq = make_int4(oh, of, of2, 0);
 				if (PIPE && ((i & 15) == 15 || i == tlen - 1)) {  // rows published 16 at a time
 					PROF_F(PROF_CLK(pa));
 					__threadfence();
@@ -2807,7 +2793,7 @@ KSW_DP_FBH2(14)
 KSW_DP_FBH2(15)
 KSW_DP_FBH2(16)
 
-// ---- the pass pipeline in 16-bit halves (KSW_FBR, an experiment) -------------------------------------------
+// ---- the pass pipeline in 16-bit halves (the launcher's fb bit 4, _fbr_ok) ---------------------------------
 // ksw_extd2_dp_fbr: dp_fbp's jobs with two virtual lanes of KR = KSW_FBP_K / 2 columns in each lane's halfwords,
 // the high one a row behind the low one: 64 virtual lanes a pass of W = 32 KSW_FBP_K columns (dp_fbp's passes,
 // pass buffers and pass counts), the direction bytes at fb_addr with NL = 64 (virtual lane v holds row s - v at
@@ -2830,15 +2816,7 @@ template <int KR>
 __device__ __forceinline__ void dp_fbr(KSW_FB_DEV_PARAMS)
 {
 	const int lane = threadIdx.x & 31;
-	int k0 = 0;  // block b: a pass of the first job k with pend[k] > b (dp_fb)
-	{
-		int hi = n_list;
-		while (k0 < hi) {
-			const int mid = (k0 + hi) >> 1;
-			if (pend[mid] > (ki64)blockIdx.x) hi = mid;
-			else k0 = mid + 1;
-		}
-	}
+	const int k0 = fb_pass_job(pend, n_list);
 	if (k0 >= n_list) return;
 	const int jid = jlist[k0];
 	const int qlen0 = qlenv[jid], tlen0 = tlenv[jid];
